@@ -1,0 +1,122 @@
+"""Which device and which pass implementation: the one place optional imports (Triton) are guarded.
+
+backend="auto" picks numpy on the CPU and, on CUDA, the Triton kernels when triton imports and supports the dtype,
+else torch ops. The environment variable KNAPSACK_GPU_BACKEND overrides "auto" (e.g. to compare backends).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+
+import torch
+
+from .dtypes import SUPPORTED
+from .memory import Workspace
+from .passes.base import ForwardPass, Progress
+
+ENV_BACKEND = "KNAPSACK_GPU_BACKEND"
+BACKENDS = ("auto", "numpy", "torch", "triton")
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """"auto"/None -> CUDA when available, else CPU; otherwise "cpu", "cuda", "cuda:N" or a torch.device."""
+    if device is None or (isinstance(device, str) and device == "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or a torch.device, got {device!r}")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"device={device!r} is not a device: {exc}") from None
+    if dev.type == "cpu":
+        return torch.device("cpu")
+    if dev.type != "cuda":
+        raise ValueError(f"device={device!r}: only 'cpu' and 'cuda' devices are supported")
+    if not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} but CUDA is not available here; use device='auto' or 'cpu'")
+    index = torch.cuda.current_device() if dev.index is None else dev.index
+    if index >= torch.cuda.device_count():
+        raise ValueError(f"device={device!r} but only {torch.cuda.device_count()} CUDA device(s) exist")
+    return torch.device("cuda", index)
+
+
+def triton_interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+@lru_cache(maxsize=1)
+def kernels() -> ModuleType | None:
+    """knapsack_gpu.kernels (installed from kernels/), or from a source checkout; None when triton is missing."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return None
+    try:
+        return importlib.import_module("knapsack_gpu.kernels")
+    except ModuleNotFoundError:
+        # Source checkout without install: map the top-level kernels/ folder to knapsack_gpu.kernels.
+        src = Path(__file__).resolve().parent.parent / "kernels" / "__init__.py"
+        if not src.exists():
+            return None
+        spec = importlib.util.spec_from_file_location(
+            "knapsack_gpu.kernels", src, submodule_search_locations=[str(src.parent)]
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+
+
+def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> str:
+    """The pass implementation to use.
+
+    Raises:
+        ValueError: an unknown backend, or an explicit one that cannot run on this device or dtype.
+    """
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}; choose one of {', '.join(repr(b) for b in BACKENDS)}")
+    if backend == "auto":
+        env = os.environ.get(ENV_BACKEND, "auto")
+        if env != "auto":
+            if env not in BACKENDS:
+                raise ValueError(f"{ENV_BACKEND}={env!r}; choose one of {', '.join(BACKENDS)}")
+            return resolve_backend(env, device, dtype)
+        if device.type == "cpu":
+            return "numpy"
+        return "triton" if dtype in SUPPORTED and kernels() is not None else "torch"
+    if backend == "numpy" and device.type != "cpu":
+        raise ValueError(f"backend='numpy' runs on the CPU only, not {device}; use 'torch' or 'triton' there")
+    if backend == "triton":
+        if kernels() is None:
+            raise ValueError("backend='triton' needs the triton package: pip install 'knapsack-gpu[triton]'")
+        if device.type != "cuda" and not triton_interpreting():
+            raise ValueError(
+                f"backend='triton' runs on CUDA devices (or on CPU tensors under TRITON_INTERPRET=1), not {device}"
+            )
+        if dtype not in SUPPORTED:
+            raise ValueError(f"backend='triton' supports {', '.join(map(str, SUPPORTED))}, not {dtype}")
+    return backend
+
+
+def make_pass(
+    name: str, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Progress | None = None
+) -> ForwardPass:
+    if name == "numpy":
+        from .passes.numpy_pass import NumpyPass
+
+        return NumpyPass(device, dtype, ws, progress)
+    if name == "torch":
+        from .passes.torch_pass import TorchPass
+
+        return TorchPass(device, dtype, ws, progress)
+    if name == "triton":
+        from .passes.triton_pass import TritonPass
+
+        return TritonPass(device, dtype, ws, progress)
+    raise ValueError(f"unknown backend {name!r}")

@@ -1,0 +1,138 @@
+"""Working-memory accounting: every buffer the solver allocates goes through a :class:`Meter`.
+
+The plan decides from byte counts before allocating; the meter enforces the limit at allocation time and records the
+peak that ``Solution.stats["peak_bytes"]`` reports.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+# Share of the free memory used when the caller gives no memory_limit. CPU: half of MemAvailable leaves room for the
+# caller's own arrays. CUDA: 80% of what mem_get_info reports free leaves room for the caching allocator's rounding.
+CPU_SHARE = 0.5
+CUDA_SHARE = 0.8
+
+
+def element_size(dtype: torch.dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def available_bytes(device: torch.device) -> int:
+    """Bytes currently free on ``device`` (MemAvailable on Linux CPUs, mem_get_info on CUDA)."""
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return int(free)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+def default_limit(device: torch.device) -> int:
+    share = CUDA_SHARE if device.type == "cuda" else CPU_SHARE
+    return int(available_bytes(device) * share)
+
+
+def format_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+class DeviceOutOfMemory(MemoryError):
+    """The device refused an allocation the plan allowed (something else holds the memory)."""
+
+
+class Meter:
+    """Allocates tensors against a byte limit and tracks the live total and its peak."""
+
+    def __init__(self, limit: int, device: torch.device):
+        self.limit = int(limit)
+        self.device = device
+        self.current = 0
+        self.peak = 0
+        self._live: dict[int, int] = {}
+
+    def room(self) -> int:
+        return self.limit - self.current
+
+    def alloc(self, shape: tuple[int, ...] | int, dtype: torch.dtype, *, zero: bool = False) -> torch.Tensor:
+        """Allocate on the meter's device; raise MemoryError naming the bytes if the limit or the device refuses."""
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        numel = 1
+        for s in shape:
+            numel *= s
+        nbytes = numel * element_size(dtype)
+        if self.current + nbytes > self.limit:
+            raise MemoryError(
+                f"knapsack working memory would reach {self.current + nbytes} bytes "
+                f"({format_bytes(self.current + nbytes)}) on {self.device}, over memory_limit={self.limit}"
+            )
+        try:
+            t = (torch.zeros if zero else torch.empty)(shape, dtype=dtype, device=self.device)
+        except (MemoryError, RuntimeError) as exc:  # torch.cuda.OutOfMemoryError is a RuntimeError
+            if not isinstance(exc, MemoryError) and "out of memory" not in str(exc).lower():
+                raise
+            raise DeviceOutOfMemory(f"{self.device} is out of memory allocating {nbytes} bytes: {exc}") from None
+        self._live[id(t)] = nbytes
+        self.current += nbytes
+        self.peak = max(self.peak, self.current)
+        return t
+
+    def free(self, t: torch.Tensor | None) -> None:
+        if t is not None:
+            self.current -= self._live.pop(id(t))
+
+    @contextmanager
+    def temporary(self, nbytes: int) -> Iterator[None]:
+        """Account for a temporary that a library call allocates itself (e.g. ``torch.flip``, which has no out=)."""
+        if self.current + nbytes > self.limit:
+            raise MemoryError(f"a {nbytes}-byte temporary would exceed memory_limit={self.limit} on {self.device}")
+        self.current += nbytes
+        self.peak = max(self.peak, self.current)
+        try:
+            yield
+        finally:
+            self.current -= nbytes
+
+
+class Workspace:
+    """Named, grow-only buffers reused across passes, so no pass allocates per item (and few per pass)."""
+
+    def __init__(self, meter: Meter):
+        self.meter = meter
+        self._buffers: dict[str, torch.Tensor] = {}
+
+    def get(self, name: str, numel: int, dtype: torch.dtype) -> torch.Tensor:
+        buf = self._buffers.get(name)
+        if buf is None or buf.numel() < numel or buf.dtype != dtype:
+            self.meter.free(buf)
+            self._buffers.pop(name, None)
+            buf = self.meter.alloc(numel, dtype)
+            self._buffers[name] = buf
+        return buf[:numel]
+
+    def nbytes(self, name: str) -> int:
+        buf = self._buffers.get(name)
+        return 0 if buf is None else buf.numel() * buf.element_size()
+
+    def release(self, name: str) -> None:
+        self.meter.free(self._buffers.pop(name, None))
+
+    def clear(self) -> None:
+        for name in list(self._buffers):
+            self.release(name)

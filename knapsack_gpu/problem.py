@@ -1,0 +1,185 @@
+"""Validate what the caller passed and normalise it into numpy arrays.
+
+Everything downstream may assume: weights are int64 >= 0, values are int64 >= 0 (``integral``) or finite
+float64 >= 0, the two have the same length, and the capacity is a Python int >= 0.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+# Weights and capacities stay below 2**62 so that a weight plus a capacity never overflows int64.
+MAX_WEIGHT = 2**62
+# Whole-number float values are solved in integers only while float64 holds them exactly.
+MAX_EXACT_FLOAT_INT = 2**53
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A validated instance.
+
+    Attributes:
+        weights: int64 array of shape (n,), every entry >= 0.
+        values: shape (n,), int64 when ``integral`` else float64; every entry finite and >= 0.
+        capacity: the knapsack capacity, >= 0.
+        integral: every value is a whole number, so the optimum is computed in exact integers.
+    """
+
+    weights: np.ndarray
+    values: np.ndarray
+    capacity: int
+    integral: bool
+
+    @property
+    def n(self) -> int:
+        return int(self.weights.shape[0])
+
+
+def _as_array(x: object, name: str) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        if x.is_complex():
+            raise TypeError(f"{name} must be real numbers, got a {x.dtype} tensor")
+        arr = x.detach().cpu().numpy()
+    elif isinstance(x, np.ndarray):
+        arr = x
+    elif isinstance(x, (list, tuple)):
+        try:
+            arr = np.asarray(x)
+        except ValueError as exc:  # ragged nesting
+            raise ValueError(f"{name} must be a flat 1-D sequence of numbers: {exc}") from None
+        if arr.dtype.kind in "iuf" or arr.size == 0:
+            pass
+        else:
+            arr = np.asarray(x, dtype=object)
+    else:
+        raise TypeError(
+            f"{name} must be a list, tuple, numpy array or torch tensor, got {type(x).__name__}"
+        )
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {tuple(arr.shape)}")
+    if arr.size == 0:
+        return arr.astype(np.int64)
+    kind = arr.dtype.kind
+    if kind == "b":
+        raise TypeError(f"{name} must be numbers, got booleans ({arr.dtype}); convert them to int first")
+    if kind in "iuf":
+        return arr
+    if kind != "O":
+        raise TypeError(f"{name}[0] = {arr[0]!r} is not a number ({name} has dtype {arr.dtype})")
+    return _object_array(arr, name)
+
+
+def _object_array(arr: np.ndarray, name: str) -> np.ndarray:
+    """Mixed Python numbers (or big ints) -> int64 or float64, naming the first bad entry."""
+    all_int = True
+    for i, item in enumerate(arr):
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Real):
+            raise TypeError(f"{name}[{i}] = {item!r} is not a number")
+        if not isinstance(item, numbers.Integral):
+            all_int = False
+    if all_int:
+        for i, item in enumerate(arr):
+            if not -(2**63) <= int(item) < 2**63:
+                raise ValueError(f"{name}[{i}] = {item} does not fit in int64: exact arithmetic stops at 2**63")
+        return arr.astype(np.int64)
+    return arr.astype(np.float64)
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _check_values(values: np.ndarray) -> tuple[np.ndarray, bool]:
+    if values.dtype.kind == "f":
+        v = values.astype(np.float64, copy=False)
+        bad = ~np.isfinite(v)
+        if bad.any():
+            i = _first(bad)
+            raise ValueError(f"values[{i}] = {v[i]}: values must be finite")
+        if (v < 0).any():
+            i = _first(v < 0)
+            raise ValueError(f"values[{i}] = {v[i]}: values must be >= 0")
+        whole = bool(np.all(v == np.floor(v))) and (v.size == 0 or float(v.max()) <= MAX_EXACT_FLOAT_INT)
+        if whole:
+            return v.astype(np.int64), True
+        return v, False
+    if values.dtype.kind == "u" and values.size and int(values.max()) >= 2**63:
+        i = _first(values >= np.uint64(2**63))
+        raise ValueError(f"values[{i}] = {values[i]} does not fit in int64: exact arithmetic stops at 2**63")
+    v = values.astype(np.int64)
+    if (v < 0).any():
+        i = _first(v < 0)
+        raise ValueError(f"values[{i}] = {v[i]}: values must be >= 0")
+    return v, True
+
+
+def _check_weights(weights: np.ndarray) -> np.ndarray:
+    if weights.dtype.kind == "f":
+        bad = ~np.isfinite(weights)
+        if bad.any():
+            i = _first(bad)
+            raise ValueError(f"weights[{i}] = {weights[i]}: weights must be finite whole numbers")
+        frac = weights != np.floor(weights)
+        if frac.any():
+            i = _first(frac)
+            raise ValueError(f"weights[{i}] = {weights[i]}: weights must be whole numbers")
+    if (weights < 0).any():
+        i = _first(weights < 0)
+        raise ValueError(f"weights[{i}] = {weights[i]}: weights must be >= 0")
+    if weights.size and float(weights.max()) >= MAX_WEIGHT:
+        i = _first(weights >= MAX_WEIGHT)
+        raise ValueError(f"weights[{i}] = {weights[i]}: weights must be < 2**62")
+    return weights.astype(np.int64)
+
+
+def check_capacity(capacity: object) -> int:
+    """Return the capacity as a Python int, or raise TypeError/ValueError naming the problem."""
+    if isinstance(capacity, (torch.Tensor, np.ndarray)):
+        count = capacity.numel() if isinstance(capacity, torch.Tensor) else capacity.size
+        if count != 1:
+            raise ValueError(f"capacity must be a single number, got shape {tuple(capacity.shape)}")
+        capacity = capacity.item()
+    if isinstance(capacity, (bool, np.bool_)) or not isinstance(capacity, numbers.Real):
+        raise TypeError(f"capacity must be an integer, got {type(capacity).__name__} {capacity!r}")
+    if not isinstance(capacity, numbers.Integral):
+        c = float(capacity)
+        if not math.isfinite(c):
+            raise ValueError(f"capacity = {capacity}: capacity must be a finite whole number")
+        if c != math.floor(c):
+            raise ValueError(f"capacity = {capacity}: capacity must be a whole number")
+        capacity = int(c)
+    capacity = int(capacity)
+    if capacity < 0:
+        raise ValueError(f"capacity = {capacity}: capacity must be >= 0")
+    if capacity >= MAX_WEIGHT:
+        raise ValueError(f"capacity = {capacity}: capacity must be < 2**62")
+    return capacity
+
+
+def make_instance(weights: object, values: object, capacity: object) -> Instance:
+    """Validate and normalise a knapsack instance.
+
+    Args:
+        weights: 1-D whole numbers >= 0 (list, tuple, numpy array or torch tensor).
+        values: 1-D finite numbers >= 0, same length as ``weights``.
+        capacity: a whole number >= 0.
+
+    Returns:
+        An :class:`Instance`.
+
+    Raises:
+        TypeError: an argument is not numeric or not array-like.
+        ValueError: shapes differ, or an entry is negative, non-finite or fractional where whole numbers are needed.
+    """
+    w = _as_array(weights, "weights")
+    v = _as_array(values, "values")
+    if w.shape[0] != v.shape[0]:
+        raise ValueError(f"weights has {w.shape[0]} entries but values has {v.shape[0]}: they must match")
+    w = _check_weights(w)
+    v, integral = _check_values(v)
+    return Instance(weights=w, values=v, capacity=check_capacity(capacity), integral=integral)

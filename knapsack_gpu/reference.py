@@ -1,0 +1,54 @@
+"""Plain, obviously right reference solvers that the tests compare the fast paths against.
+
+Written for clarity, not speed: Python numbers, no reductions, no tricks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+
+def brute_force(weights: Sequence[int], values: Sequence[float], capacity: int) -> tuple[float, list[list[int]]]:
+    """Enumerate every subset (n <= ~20).
+
+    Returns:
+        (the optimum, every optimal subset as an ascending index list).
+    """
+    n = len(weights)
+    best = 0
+    optimal: list[list[int]] = [[]]
+    for k in range(1, n + 1):
+        for subset in combinations(range(n), k):
+            if sum(weights[i] for i in subset) > capacity:
+                continue
+            value = sum(values[i] for i in subset)
+            if value > best:
+                best, optimal = value, [list(subset)]
+            elif value == best:
+                optimal.append(list(subset))
+    return best, optimal
+
+
+def reference_dp(weights: Sequence[int], values: Sequence[float], capacity: int) -> tuple[float, list[int]]:
+    """The textbook full-table DP with dp_knapsack's backtrack: take item i only if it strictly improves.
+
+    Returns:
+        (the optimum, the canonical selection: among optimal sets, the one that avoids later items first).
+    """
+    n = len(weights)
+    table = [[0] * (capacity + 1)]
+    for i in range(n):
+        prev = table[-1]
+        row = list(prev)
+        for c in range(weights[i], capacity + 1):
+            row[c] = max(prev[c], prev[c - weights[i]] + values[i])
+        table.append(row)
+    selected = []
+    c = capacity
+    for i in range(n, 0, -1):
+        if table[i][c] > table[i - 1][c]:
+            selected.append(i - 1)
+            c -= weights[i - 1]
+    selected.reverse()
+    return table[n][capacity], selected
