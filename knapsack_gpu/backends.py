@@ -25,7 +25,7 @@ BACKENDS = ("auto", "numpy", "torch", "triton")
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    """"auto"/None -> CUDA when available, else CPU; otherwise "cpu", "cuda", "cuda:N" or a torch.device."""
+    """ "auto"/None -> CUDA when available, else CPU; otherwise "cpu", "cuda", "cuda:N" or a torch.device."""
     if device is None or (isinstance(device, str) and device == "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if not isinstance(device, (str, torch.device)):

@@ -52,14 +52,12 @@ def _as_array(x: object, name: str) -> np.ndarray:
             arr = np.asarray(x)
         except ValueError as exc:  # ragged nesting
             raise ValueError(f"{name} must be a flat 1-D sequence of numbers: {exc}") from None
-        if arr.dtype.kind in "iuf" or arr.size == 0:
-            pass
-        else:
+        # numpy turns Python ints past int64 into float64 silently; keep them exact (or refuse them) instead.
+        big_ints = arr.dtype.kind == "f" and all(isinstance(e, numbers.Integral) and not isinstance(e, bool) for e in x)
+        if arr.dtype.kind not in "iuf" or big_ints:
             arr = np.asarray(x, dtype=object)
     else:
-        raise TypeError(
-            f"{name} must be a list, tuple, numpy array or torch tensor, got {type(x).__name__}"
-        )
+        raise TypeError(f"{name} must be a list, tuple, numpy array or torch tensor, got {type(x).__name__}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {tuple(arr.shape)}")
     if arr.size == 0:

@@ -92,6 +92,8 @@ class Recovery:
             chosen = backtrack(bits, job, start)
         finally:
             self.p.meter.free(bits)
+            for name in self.p.record_buffers:
+                self.p.ws.release(name)
         return chosen, value
 
     def _solve(self, lo: int, hi: int, cap: int, depth: int) -> list[int]:

@@ -52,3 +52,11 @@ def reference_dp(weights: Sequence[int], values: Sequence[float], capacity: int)
             c -= weights[i - 1]
     selected.reverse()
     return table[n][capacity], selected
+
+
+def reference_profile(weights: Sequence[int], values: Sequence[float], capacity: int) -> list:
+    """The best value for every capacity 0..capacity: the last row of the textbook table."""
+    row = [0] * (capacity + 1)
+    for w, v in zip(weights, values, strict=False):
+        row = [row[c] if c < w else max(row[c], row[c - w] + v) for c in range(capacity + 1)]
+    return row

@@ -62,8 +62,8 @@ def _total(inst: Instance, idx) -> int | float:
 
 
 def _check_result(red: Reduced, chosen: list[int], dp_value: int | float) -> None:
-    """Integral values: the recovered items must reproduce the DP optimum exactly, or we refuse to answer."""
-    if red.values.dtype.kind == "f":
+    """Exact (integer) DP: the recovered items must reproduce the optimum, or we refuse to answer."""
+    if red.dtype.is_floating_point:
         return
     got = int(red.values[chosen].sum())
     expect = int(dp_value) + (int(red.values.sum()) if red.cover else 0)

@@ -103,6 +103,8 @@ class ForwardPass(ABC):
     """A backend's forward pass. Buffers come from a shared :class:`Workspace`, so they are allocated once."""
 
     name: str = "?"
+    record_buffers: tuple[str, ...] = ("stage",)
+    """Workspace buffers only recording uses; released after each bit-table leaf so splits keep their room."""
 
     def __init__(self, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Progress | None = None):
         self.device = device

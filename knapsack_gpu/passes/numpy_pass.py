@@ -85,6 +85,7 @@ class _Chunked:
 
 class NumpyPass(ForwardPass):
     name = "numpy"
+    record_buffers = ("stage", "mask")
 
     def _chunk(self, length: int) -> int:
         return max(1, min(length, CHUNK_BYTES // self.itemsize))
@@ -145,11 +146,16 @@ class NumpyPass(ForwardPass):
                 b = a
             if cover:
                 # Clamped part, d in [0, min(w, hi + 1)): the source is u(0) = 0, so the candidate is -v itself.
-                k = w if w < hi + 1 else hi + 1
-                cur = row[:k]
-                if rec is not None and k:
-                    rec.record(np.greater_equal, v, cur, 0, k)
-                np.maximum(cur, v, out=cur)
+                b = w if w < hi + 1 else hi + 1
+                while b > 0:
+                    a = (b - chunk + 7) & ~7
+                    if a < 0:
+                        a = 0
+                    cur = row[a:b]
+                    if rec is not None:
+                        rec.record(np.greater_equal, v, cur, a, b)
+                    np.maximum(cur, v, out=cur)
+                    b = a
             if rec is not None:
                 rec.end(j, j == last)
             if progress is not None:

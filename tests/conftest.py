@@ -1,0 +1,48 @@
+"""Shared fixtures: seeded randomness, the devices and backends to run on, and an oracle check."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+# Triton kernels run on CPU tensors through its interpreter when there is no GPU. The flag is read when a kernel is
+# decorated, so it must be set before anything imports knapsack_gpu.kernels.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import random  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import knapsack_gpu.backends as backends  # noqa: E402
+
+HAS_CUDA = torch.cuda.is_available()
+HAS_TRITON = backends.kernels() is not None
+
+DEVICES = ["cpu"] + (["cuda"] if HAS_CUDA else [])
+# (device, backend) pairs that solve at full speed. Triton on the CPU runs in its interpreter: tested separately
+# at small sizes (tests/test_kernels.py).
+FAST = [("cpu", "numpy"), ("cpu", "torch")] + ([("cuda", "torch")] if HAS_CUDA else [])
+if HAS_CUDA and HAS_TRITON:
+    FAST.append(("cuda", "triton"))
+FAST_IDS = [f"{d}-{b}" for d, b in FAST]
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+@pytest.fixture(params=FAST, ids=FAST_IDS)
+def target(request):
+    """(device, backend) to solve on."""
+    return request.param

@@ -1,0 +1,123 @@
+"""Larger instances against a plain reference DP and against torch's own dp_knapsack."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_feasible, assert_value
+
+import knapsack_gpu
+from knapsack_gpu.generate import FAMILIES
+from knapsack_gpu.reference import reference_dp, reference_profile
+
+dp_knapsack = pytest.importorskip("torch._functorch._activation_checkpointing.knapsack").dp_knapsack
+
+
+@pytest.mark.parametrize("family", ["uncorrelated", "strongly", "subset-sum", "zeros", "float-values", "duplicates"])
+def test_n300_against_reference_dp(family, target):
+    device, backend = target
+    rng = np.random.default_rng(300)
+    w, v, cap = FAMILIES[family](rng, 300, R=40)
+    best, canonical = reference_dp(w.tolist(), v.tolist(), cap)
+    sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend)
+    assert_feasible(sol, w, cap)
+    assert_value(sol, v, best)
+    if v.dtype.kind != "f":
+        assert sol.selected == canonical
+
+
+def _quantized_instance(rng, n, budget_units):
+    """Memories exact in units of 1/10000 and small integer runtimes: dp_knapsack's float32 arithmetic is exact."""
+    q = rng.integers(0, 2 * budget_units // max(1, n // 4) + 2, n)
+    memory = (q / 10000).tolist()
+    runtimes = rng.integers(0, 50, n).astype(float).tolist()
+    return q, memory, runtimes, budget_units / 10000
+
+
+@pytest.mark.parametrize("n, budget", [(5, 30), (40, 500), (200, 3000), (600, 10000)], ids=lambda x: str(x))
+def test_matches_torch_dp_knapsack_selection(n, budget, target):
+    device, backend = target
+    rng = np.random.default_rng(n)
+    for _ in range(3):
+        q, memory, runtimes, max_memory = _quantized_instance(rng, n, budget)
+        value, saved, _ = dp_knapsack(memory, runtimes, max_memory)
+        sol = knapsack_gpu.solve(q, runtimes, round(max_memory * 10000), device=device, backend=backend)
+        assert sol.value == value
+        assert sol.selected == saved  # ties included: bit-table path, strict-improvement backtrack
+        assert_feasible(sol, q, budget)
+
+
+@functools.cache
+def _hirschberg_case(family: str, seed: int):
+    w, v, cap = FAMILIES[family](np.random.default_rng(seed), 200, R=60)
+    return w, v, cap, reference_dp(w.tolist(), v.tolist(), cap)[0]
+
+
+@pytest.mark.parametrize("limit_rows", [4, 5])
+def test_forced_hirschberg_is_optimal_and_within_limit(limit_rows, target):
+    """A limit of a few profile rows: enough for Hirschberg (<= 4 rows), not for the 200-item bit table."""
+    device, backend = target
+    for seed, family in enumerate(["uncorrelated", "strongly", "float-values", "flop-values", "weakly"]):
+        w, v, cap, best = _hirschberg_case(family, seed)
+        free = knapsack_gpu.solve(w, v, cap, device=device, backend=backend)
+        row_bytes = (
+            free.stats["profile_length"] * torch.empty((), dtype=getattr(torch, free.stats["dtype"])).element_size()
+        )
+        limit = limit_rows * row_bytes + 256
+        sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=limit)
+        assert sol.stats["strategy"] == "hirschberg", family
+        assert sol.stats["peak_bytes"] <= limit
+        assert_feasible(sol, w, cap)
+        assert_value(sol, v, best)
+
+
+def test_too_small_limit_names_the_bytes_needed(target):
+    device, backend = target
+    w, v, cap = FAMILIES["uncorrelated"](np.random.default_rng(1), 50, R=1000)
+    with pytest.raises(MemoryError, match=r"needs at least \d+ bytes"):
+        knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=1000)
+
+
+def test_huge_capacity_is_a_memory_error_not_a_crash():
+    w = [3 * 10**15 + 1, 5 * 10**15 + 2, 7 * 10**15 + 3]  # coprime: no gcd shortcut
+    v = [1, 2, 3]
+    with pytest.raises(MemoryError, match="bytes"):
+        knapsack_gpu.solve(w, v, 10**16, device="cpu")
+
+
+@pytest.mark.parametrize("family", ["uncorrelated", "zeros", "float-values", "similar-weights"])
+def test_profile_matches_reference_rows(family, target):
+    device, backend = target
+    rng = np.random.default_rng(7)
+    w, v, cap = FAMILIES[family](rng, 30, R=60)
+    f = knapsack_gpu.profile(w, v, cap, device=device, backend=backend)
+    assert f.shape == (cap + 1,) and f.device.type == device
+    expect = reference_profile(w.tolist(), v.tolist(), cap)
+    got = f.cpu().tolist()
+    if v.dtype.kind == "f":
+        np.testing.assert_allclose(got, expect, rtol=1e-12)
+    else:
+        assert got == expect
+
+
+def test_profile_with_gcd_and_free_items():
+    w, v = [0, 4, 6, 10], [5, 3, 4, 9]
+    f = knapsack_gpu.profile(w, v, 21, device="cpu")
+    assert f.tolist() == reference_profile(w, v, 21)
+
+
+def test_flop_sized_values_are_exact_in_int64():
+    rng = np.random.default_rng(3)
+    w = rng.integers(1, 50, 40)
+    v = rng.integers(10**11, 10**12, 40)
+    best, canonical = reference_dp(w.tolist(), v.tolist(), 300)
+    sol = knapsack_gpu.solve(w, v, 300, device="cpu")
+    assert sol.stats["dtype"] == "int64"
+    assert sol.value == best and sol.selected == canonical
+    # float32 cannot tell these apart: honoured, and documented as possibly inexact.
+    approx = knapsack_gpu.solve(w, v.astype(float), 300, device="cpu", dtype=torch.float32)
+    assert approx.stats["dtype"] == "float32"
+    assert approx.weight <= 300

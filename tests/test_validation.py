@@ -1,0 +1,102 @@
+"""Bad input gets a TypeError/ValueError that names the argument (and the index)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import knapsack_gpu
+
+
+@pytest.mark.parametrize(
+    "weights, values, capacity, error, match",
+    [
+        ([1, 2], [1], 3, ValueError, "weights has 2 entries but values has 1"),
+        ([[1, 2]], [[1, 2]], 3, ValueError, r"weights must be 1-D, got shape \(1, 2\)"),
+        (5, [1], 3, TypeError, "weights must be a list"),
+        ([1, -2], [1, 1], 3, ValueError, r"weights\[1\] = -2: weights must be >= 0"),
+        ([1, 2], [1, -1], 3, ValueError, r"values\[1\] = -1: values must be >= 0"),
+        ([1, 2], [1.0, float("nan")], 3, ValueError, r"values\[1\] = nan: values must be finite"),
+        ([1, 2], [float("inf"), 1.0], 3, ValueError, r"values\[0\] = inf: values must be finite"),
+        ([1, 2.5], [1, 1], 3, ValueError, r"weights\[1\] = 2.5: weights must be whole numbers"),
+        ([1, float("nan")], [1, 1], 3, ValueError, r"weights\[1\] = nan"),
+        ([1, 2], [1, 1], -1, ValueError, "capacity = -1: capacity must be >= 0"),
+        ([1, 2], [1, 1], 2.5, ValueError, "capacity = 2.5: capacity must be a whole number"),
+        ([1, 2], [1, 1], float("nan"), ValueError, "capacity must be a finite whole number"),
+        ([1, 2], [1, 1], "3", TypeError, "capacity must be an integer"),
+        ([1, 2], [1, 1], True, TypeError, "capacity must be an integer"),
+        ([1, "a"], [1, 1], 3, TypeError, r"weights\[1\] = 'a' is not a number"),
+        ([1, 2], [1, None], 3, TypeError, r"values\[1\] = None is not a number"),
+        (["a", "b"], [1, 1], 3, TypeError, r"weights\[0\] = 'a' is not a number"),
+        ([True, False], [1, 1], 3, TypeError, r"weights\[0\] = True is not a number"),
+        (np.array([True, False]), [1, 1], 3, TypeError, "weights must be numbers, got booleans"),
+        ([1, 2], [1, 2**70], 3, ValueError, r"values\[1\] = \d+ does not fit in int64"),
+        ([1, 2**63], [1, 1], 3, ValueError, r"weights\[1\] = \d+ does not fit in int64"),
+        ([1, 2**62], [1, 1], 3, ValueError, r"weights\[1\] = \d+: weights must be < 2\*\*62"),
+        ([1, 2], [1, 1], 2**62, ValueError, "capacity must be < 2"),
+        (np.array([1, 2]), np.array([1 + 1j, 2]), 3, TypeError, "not a number"),
+        (torch.tensor([1, 2]), torch.tensor([1.0, -3.0]), 3, ValueError, r"values\[1\] = -3.0"),
+        ([1, 2], [1, 1], torch.tensor([3, 4]), ValueError, "capacity must be a single number"),
+    ],
+    ids=lambda x: None,
+)
+def test_bad_input(weights, values, capacity, error, match):
+    with pytest.raises(error, match=match):
+        knapsack_gpu.solve(weights, values, capacity, device="cpu")
+    if error is not TypeError or "capacity" not in match:
+        with pytest.raises(error, match=match):
+            knapsack_gpu.profile(weights, values, capacity, device="cpu")
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"device": "tpu"}, ValueError, "device='tpu'"),
+        ({"device": 3}, TypeError, "device must be"),
+        ({"backend": "cupy"}, ValueError, "backend='cupy'; choose one of"),
+        ({"memory_limit": -5}, ValueError, "memory_limit = -5"),
+        ({"memory_limit": 1.5}, TypeError, "memory_limit must be an integer"),
+        ({"dtype": torch.float16}, ValueError, "dtype=torch.float16 is not supported"),
+        ({"dtype": "int32"}, ValueError, "is not supported"),
+    ],
+)
+def test_bad_options(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        knapsack_gpu.solve([1, 2], [3, 4], 2, **kwargs)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_cuda_requested_without_cuda():
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        knapsack_gpu.solve([1, 2], [3, 4], 2, device="cuda")
+    with pytest.raises(ValueError, match="backend='numpy' runs on the CPU only"):
+        knapsack_gpu.backends.resolve_backend("numpy", torch.device("cuda"), torch.int32)
+
+
+def test_integer_dtype_refused_when_it_could_overflow_or_round():
+    with pytest.raises(ValueError, match="needs whole-number values"):
+        knapsack_gpu.solve([1, 2], [1.5, 2.0], 3, dtype=torch.int64, device="cpu")
+    with pytest.raises(ValueError, match="would overflow"):
+        knapsack_gpu.solve([1, 2], [2**30, 2**30 + 5], 3, dtype=torch.int32, device="cpu")
+
+
+def test_backend_env_override(monkeypatch):
+    monkeypatch.setenv(knapsack_gpu.backends.ENV_BACKEND, "torch")
+    assert knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 3, device="cpu").stats["backend"] == "torch"
+    monkeypatch.setenv(knapsack_gpu.backends.ENV_BACKEND, "bogus")
+    with pytest.raises(ValueError, match="KNAPSACK_GPU_BACKEND='bogus'"):
+        knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 3, device="cpu")
+
+
+def test_accepts_lists_tuples_arrays_tensors_and_scalar_types():
+    expect = knapsack_gpu.solve([3, 4, 5], [30, 50, 60], 8, device="cpu")
+    for w, v, c in [
+        ((3, 4, 5), (30, 50, 60), 8),
+        (np.array([3, 4, 5], dtype=np.uint16), np.array([30, 50, 60], dtype=np.int8), np.int64(8)),
+        (torch.tensor([3, 4, 5]), torch.tensor([30.0, 50.0, 60.0]), torch.tensor(8)),
+        ([3.0, 4.0, 5.0], [30, 50, 60], 8.0),
+        (np.array([3, 4, 5], dtype=object), [30, 50, 60], 8),
+    ]:
+        sol = knapsack_gpu.solve(w, v, c, device="cpu")
+        assert (sol.value, sol.selected) == (expect.value, expect.selected)
