@@ -27,14 +27,14 @@ class RecoveryStats:
     extra: dict = field(default_factory=dict)
 
 
-def min_bytes(p: ForwardPass, length: int) -> int:
-    """The least working memory any plan needs: the pass's row buffers, the kept half-profile and the split."""
-    return p.workspace_bytes(length, False) + length * p.itemsize + p.split_bytes(length)
+def min_bytes(p: ForwardPass, m: int, length: int) -> int:
+    """The least working memory any plan needs: the pass's buffers, the kept half-profile and the split."""
+    return p.workspace_bytes(length, False) + p.items_bytes(m) + length * p.itemsize + p.split_bytes(length)
 
 
 def bits_bytes(p: ForwardPass, m: int, length: int) -> int:
-    """Working memory of the single-pass plan: row buffers, decision staging and the whole bit table."""
-    return p.workspace_bytes(length, True) + p.bits_bytes(m, length)
+    """Working memory of the single-pass plan: the pass's buffers, decision staging and the whole bit table."""
+    return p.workspace_bytes(length, True) + p.items_bytes(m) + p.bits_bytes(m, length)
 
 
 class Recovery:
@@ -60,7 +60,7 @@ class Recovery:
         if bits_bytes(p, job.m, L) <= self.limit:
             self.stats.strategy = "bits"
             return self._leaf(job, L - 1)
-        need = min_bytes(p, L)
+        need = min_bytes(p, job.m, L)
         if need > self.limit:
             raise MemoryError(
                 f"this instance needs at least {need} bytes ({format_bytes(need)}) of working memory on "

@@ -137,6 +137,10 @@ class ForwardPass(ABC):
     def split(self, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
         """(c, fa[c] + fb[cap - c]) maximising the sum over the c where both indices are inside; may overwrite fa."""
 
+    def items_bytes(self, m: int) -> int:
+        """Bytes of per-item arrays the pass keeps on the device for ``m`` items."""
+        return 0
+
     def split_bytes(self, length: int) -> int:
         """Temporary bytes :meth:`split` needs beyond its inputs."""
         return length * self.itemsize

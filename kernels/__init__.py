@@ -1,0 +1,15 @@
+"""Triton kernels for the DP pass, each beside its launcher (installed as ``knapsack_gpu.kernels``).
+
+- :mod:`.item`: one item over the whole profile, fused update and decision bit (any item, any capacity);
+- :mod:`.tile`: k light items per launch over tiles with a halo (HBM traffic once per k items);
+- :mod:`.small`: every item in one launch when the profile fits one program (the partitioner's regime).
+
+All follow the pass contract in knapsack_gpu/passes/base.py, bit for bit.
+"""
+
+from . import item, small, tile
+from .item import item_update
+from .small import small_pass
+from .tile import plan_groups, tile_update
+
+__all__ = ["item", "small", "tile", "item_update", "small_pass", "tile_update", "plan_groups"]

@@ -1,0 +1,156 @@
+"""Triton kernels bit for bit against the torch pass (profiles and decision bits), through solve() against oracles.
+
+Without a GPU these run on CPU tensors in Triton's interpreter (TRITON_INTERPRET=1, set in conftest.py), at small
+sizes; block sizes are shrunk so that tiles, halos and the persistent loop are all crossed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import HAS_CUDA, HAS_TRITON
+from oracle import assert_feasible, assert_value
+
+import knapsack_gpu
+from knapsack_gpu.backtrack import bit_array
+from knapsack_gpu.memory import Meter, Workspace
+from knapsack_gpu.passes.base import Job
+from knapsack_gpu.recover import bits_bytes, min_bytes
+from knapsack_gpu.reference import brute_force, reference_dp
+
+pytestmark = pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
+
+DEVICE = "cuda" if HAS_CUDA else "cpu"
+DTYPES = [torch.int32, torch.int64, torch.float32, torch.float64]
+NP = {torch.int32: np.int32, torch.int64: np.int64, torch.float32: np.float32, torch.float64: np.float64}
+
+
+@pytest.fixture(params=["small", "item", "tile"])
+def kernel_path(request, monkeypatch):
+    """Which kernel runs: the one-launch small kernel, the single-item kernel, or multi-item tiles."""
+    k = knapsack_gpu.backends.kernels()
+    if request.param != "small":
+        monkeypatch.setattr(k.small, "MAX_LENGTH", 0)
+    if request.param == "item":
+        monkeypatch.setattr(k.item, "BLOCK", 32)
+        monkeypatch.setattr(k.tile, "HALO_MAX", -1)  # every item is "heavy": kernel 1 only
+    if request.param == "tile":
+        monkeypatch.setattr(k.item, "BLOCK", 32)
+        monkeypatch.setattr(k.tile, "BLOCK", 64)
+        monkeypatch.setattr(k.tile, "HALO_MAX", 24)  # halos up to 24 of 64: tiles of 40..64 outputs
+        monkeypatch.setattr(k.tile, "MAX_PROGRAMS", 2)  # several tiles per persistent program
+    return request.param
+
+
+def make_job(rng, m, length, dtype, cover, max_w=None):
+    max_w = max_w if max_w is not None else max(2, length // 3)
+    w = rng.integers(0, max_w + 1, m)
+    w[rng.random(m) < 0.15] = length - 1  # w = C
+    w[rng.random(m) < 0.1] = length + 3  # w > C
+    v = rng.integers(1, 60, m).astype(np.float64) + (0.5 if dtype.is_floating_point else 0)
+    values = v.astype(NP[dtype])
+    sentinel = None
+    if cover:
+        values = -values
+        sentinel = values.dtype.type(-np.inf if dtype.is_floating_point else -(int(v.sum()) + 1))
+    return Job(w.astype(np.int64), values, length, cover, dtype, sentinel)
+
+
+def run(name, job):
+    dev = torch.device(DEVICE)
+    ws = Workspace(Meter(1 << 30, dev))
+    p = knapsack_gpu.backends.make_pass(name, dev, job.dtype, ws)
+    # Poison every buffer the pass takes: a cell it reads before writing shows up as a wrong profile or bit.
+    for buf in ("row", "row2", "scratch", "cand"):
+        t = ws.get(buf, 4 * job.length + 4096, job.dtype)
+        t.fill_(torch.finfo(job.dtype).min if job.dtype.is_floating_point else torch.iinfo(job.dtype).min)
+    bits = p.new_bits(job.m, job.length)
+    bits.fill_(0xA5)
+    profile = p.run(job, bits).clone()
+    return profile.cpu(), bit_array(bits, job.m, job.length)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("cover", [False, True], ids=["standard", "cover"])
+def test_kernels_match_torch_pass(kernel_path, dtype, cover):
+    rng = np.random.default_rng(5)
+    for m, length in [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333)]:
+        job = make_job(rng, m, length, dtype, cover)
+        f_triton, b_triton = run("triton", job)
+        f_torch, b_torch = run("torch", job)
+        assert torch.equal(f_triton, f_torch), (m, length)
+        assert np.array_equal(b_triton, b_torch), (m, length)
+
+
+@pytest.mark.parametrize("k", range(1, 9))
+def test_tile_runs_of_k_items_equal_k_single_passes(k, monkeypatch):
+    """Light items grouped k at a time, halos crossing tile edges, against single-item passes."""
+    kern = knapsack_gpu.backends.kernels()
+    monkeypatch.setattr(kern.small, "MAX_LENGTH", 0)
+    monkeypatch.setattr(kern.tile, "BLOCK", 64)
+    monkeypatch.setattr(kern.tile, "HALO_MAX", 30)
+    monkeypatch.setattr(kern.tile, "K_MAX", k)
+    monkeypatch.setattr(kern.tile, "MAX_PROGRAMS", 3)
+    rng = np.random.default_rng(k)
+    for dtype in (torch.int32, torch.float64):
+        job = make_job(rng, 16, 301, dtype, cover=bool(k % 2), max_w=30 // k)
+        job.weights[job.weights > 30 // k] = 30 // k  # all light: runs of exactly k (plane-aligned)
+        groups = kern.plan_groups(job.weights.tolist(), record=True)
+        assert max(c for _, c in groups) == min(k, 8)
+        f_triton, b_triton = run("triton", job)
+        f_torch, b_torch = run("torch", job)
+        assert torch.equal(f_triton, f_torch)
+        assert np.array_equal(b_triton, b_torch)
+
+
+def test_plan_groups_respects_planes_and_halo():
+    from knapsack_gpu.kernels.tile import HALO_MAX, plan_groups
+
+    weights = [1] * 20 + [HALO_MAX + 1] + [HALO_MAX // 2] * 3
+    groups = plan_groups(weights, record=True)
+    assert groups[:3] == [(0, 8), (8, 8), (16, 4)]  # plane-aligned runs of light items
+    assert (20, 1) in groups  # the heavy item goes alone (kernel 1)
+    assert sum(c for _, c in groups) == len(weights)
+    assert plan_groups([1] * 20, record=False) == [(0, 16), (16, 4)]
+
+
+@pytest.mark.parametrize("family", ["uncorrelated", "strongly", "zeros", "float-values", "flop-values"])
+def test_solve_with_triton_against_oracles(kernel_path, family):
+    rng = np.random.default_rng(abs(len(family) * 7919 + len(kernel_path)))
+    from knapsack_gpu.generate import FAMILIES
+
+    for _ in range(4):
+        w, v, cap = FAMILIES[family](rng, int(rng.integers(1, 15)), R=40)
+        sol = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton")
+        assert sol.stats["backend"] == "triton"
+        best, optimal = brute_force(w.tolist(), v.tolist(), cap)
+        assert_feasible(sol, w, cap)
+        assert_value(sol, v, best)
+        if v.dtype.kind != "f":
+            assert sol.selected == reference_dp(w.tolist(), v.tolist(), cap)[1]
+
+
+def test_triton_hirschberg(kernel_path):
+    rng = np.random.default_rng(9)
+    w = rng.integers(1, 40, 60)
+    v = rng.integers(1, 100, 60)
+    cap = int(w.sum()) // 2
+    free = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton")
+    dev = torch.device(DEVICE)
+    p = knapsack_gpu.backends.make_pass("triton", dev, getattr(torch, free.stats["dtype"]), Workspace(Meter(1, dev)))
+    m, length = free.stats["items"], free.stats["profile_length"]
+    limit = (min_bytes(p, m, length) + bits_bytes(p, m, length)) // 2  # enough to split, too little for the table
+    sol = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton", memory_limit=limit)
+    assert sol.stats["strategy"] == "hirschberg"
+    assert sol.value == reference_dp(w.tolist(), v.tolist(), cap)[0]
+    assert_feasible(sol, w, cap)
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="the message for machines without CUDA")
+def test_triton_needs_cuda_or_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    with pytest.raises(ValueError, match="backend='triton' runs on CUDA devices"):
+        knapsack_gpu.solve([1, 2], [3, 4], 2, device="cpu", backend="triton")
+    # auto never picks triton on the CPU
+    assert knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 3, device="cpu").stats["backend"] == "numpy"
