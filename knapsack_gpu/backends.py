@@ -18,7 +18,8 @@ import torch
 
 from .dtypes import SUPPORTED
 from .memory import Workspace
-from .passes.base import ForwardPass, Progress
+from .passes.base import ForwardPass
+from .progress import Progress
 
 ENV_BACKEND = "KNAPSACK_GPU_BACKEND"
 BACKENDS = ("auto", "numpy", "torch", "triton")

@@ -59,6 +59,7 @@ class Recovery:
         L = job.length
         if bits_bytes(p, job.m, L) <= self.limit:
             self.stats.strategy = "bits"
+            self._start(job.m)
             return self._leaf(job, L - 1)
         need = min_bytes(p, job.m, L)
         if need > self.limit:
@@ -68,8 +69,20 @@ class Recovery:
                 f"({format_bytes(self.limit)})"
             )
         self.stats.strategy = "hirschberg"
+        self._start(job.m * (self._levels(need) + 1))
         self.keep = p.ws.get("keep", L, p.dtype)
         return self._split(0, job.m, job.length - 1, 0)
+
+    def _levels(self, base: int) -> int:
+        """Estimated split levels above the bit-table leaves (assuming halves keep the whole profile length)."""
+        m, d = self.job.m, 0
+        while m > 1 and self.p.bits_bytes(m, self.job.length) + 8 * self.job.length > self.limit - base:
+            m, d = (m + 1) // 2, d + 1
+        return d
+
+    def _start(self, item_passes: int) -> None:
+        if self.p.progress is not None:
+            self.p.progress.start(item_passes)
 
     def _sub(self, lo: int, hi: int, length: int) -> Job:
         j = self.job

@@ -11,8 +11,9 @@ import torch
 
 from .backends import make_pass, resolve_backend, resolve_device
 from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit
-from .passes.base import Job, Progress
+from .passes.base import Job
 from .problem import Instance, make_instance
+from .progress import Progress
 from .recover import Recovery
 from .reduce import Reduced, reduce
 
@@ -93,7 +94,7 @@ def solve(
         memory_limit: bytes of working memory allowed on the device; None: a safe share of what is free there.
         dtype: DP arithmetic. None picks an exact one (int32/int64 for whole-number values, float64 otherwise);
             an explicit torch.float32 is honoured but may round.
-        progress: called once per item pass with the number of cells it updated.
+        progress: a :class:`knapsack_gpu.progress.Progress` told the planned item passes, then of each one.
 
     Returns:
         A :class:`Solution`; ``stats["peak_bytes"] <= memory_limit``.

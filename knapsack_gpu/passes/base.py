@@ -18,7 +18,6 @@ packs a group of eight with two vector ops and a GPU kernel accumulates a group 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -26,9 +25,8 @@ import numpy as np
 import torch
 
 from ..memory import Meter, Workspace, element_size
+from ..progress import Progress
 
-Progress = Callable[[int], None]
-"""Called once per item pass with the number of cells that item updated."""
 
 
 def round8(n: int) -> int:

@@ -120,7 +120,7 @@ class NumpyPass(ForwardPass):
             rec = _Staged(self.ws, L, table) if _staged(L) else _Chunked(self.ws, chunk, table)
         cover = job.cover
         decide = np.greater_equal if cover else np.greater
-        progress = self.progress
+        progress = self.progress.update if self.progress is not None else None
         filled = 0
         last = job.m - 1
         for j in range(job.m):

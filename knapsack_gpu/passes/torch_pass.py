@@ -35,7 +35,7 @@ class TorchPass(ForwardPass):
             stage = self.ws.get("stage", 8 * L8, torch.bool).view(8, L8)
         cover = job.cover
         decide = torch.ge if cover else torch.gt
-        progress = self.progress
+        progress = self.progress.update if self.progress is not None else None
         to_py = float if self.dtype.is_floating_point else int
         filled = 0
         m = job.m

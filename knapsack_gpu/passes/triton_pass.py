@@ -87,7 +87,7 @@ class TritonPass(ForwardPass):
     def _report(self, s, first: int, stop: int) -> None:
         if self.progress is not None:
             for j in range(first, stop):
-                self.progress(max(s.hi[j] - s.lo[j] + 1, 0))
+                self.progress.update(max(s.hi[j] - s.lo[j] + 1, 0))
 
     def split(self, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
         return torch_split(self.meter, fa, fb, cap)

@@ -1,0 +1,147 @@
+"""The command line and the instance formats, on small fixture files the tests write."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from knapsack_gpu.cli import main, parse_bytes
+from knapsack_gpu.formats import FormatError, read_instance, write_json
+from knapsack_gpu.reference import brute_force
+
+W = [23, 31, 29, 44, 53, 38, 63, 85, 89, 82]
+V = [92, 57, 49, 68, 60, 43, 67, 84, 87, 72]
+C = 165
+OPT = 309  # brute force, and the classic P01 answer
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def kp_text():
+    return f"\n{len(W)}\n{C}\n\n" + "".join(f"{v} {w}\n" for w, v in zip(W, V, strict=True))
+
+
+def jooken_text():
+    return f"{len(W)}\n" + "".join(f"{i} {v} {w}\n" for i, (w, v) in enumerate(zip(W, V, strict=True))) + f"{C}\n"
+
+
+def pisinger_text():
+    return f"{len(W)}\n" + "".join(f"{v} {w}\n" for w, v in zip(W, V, strict=True)) + f"{C}"
+
+
+def test_fixture_optimum_is_right():
+    assert brute_force(W, V, C)[0] == OPT
+
+
+@pytest.mark.parametrize(
+    "name, text, fmt",
+    [
+        ("a.kp", kp_text(), "kp"),
+        ("b.in", jooken_text(), "jooken"),
+        ("knapPI_1_10_1000_1", pisinger_text(), "pisinger"),
+        ("c.json", json.dumps({"weights": W, "values": V, "capacity": C}), "json"),
+        ("noext", kp_text(), "kp"),
+    ],
+)
+def test_formats_parse_and_detect(tmp_path, name, text, fmt):
+    inst = read_instance(write(tmp_path, name, text))
+    assert inst.format == fmt
+    assert inst.weights.tolist() == W and inst.values.tolist() == V and inst.capacity == C
+
+
+@pytest.mark.parametrize(
+    "name, text, fmt, match",
+    [
+        ("a.kp", "\n3\n10\n\n1 2\n3 x\n5 6\n", "auto", r"a.kp:6: expected 'profit weight'"),
+        ("a.kp", "3\n10\n1 2\n3 4\n", "auto", r"expected 3 item lines 'profit weight', found 2"),
+        ("a.kp", "3\n10\n1 2\n3 4\n5 6 7\n", "auto", r"a.kp:5: expected 'profit weight' \(2 integers\)"),
+        ("b.in", "2\n0 5 6\n1 7\n10\n", "auto", r"b.in:3: expected 'id profit weight'"),
+        ("b.in", "2\n0 5 6\n1 7 8\n", "auto", r"ended early: expected the capacity"),
+        ("b.in", "2\n0 5 6\n1 7 8\n10\n11\n", "auto", r"b.in:5: expected the end of the file"),
+        ("b.in", "two\n0 5 6\n", "jooken", r"b.in:1: expected the number of items"),
+        ("c.json", "{\"weights\": [1]", "auto", r"c.json:1: invalid JSON"),
+        ("c.json", "{\"weights\": [1]}", "auto", r"expected a JSON object with 'weights', 'values' and 'capacity'"),
+        ("d.txt", "hello world\n", "auto", r"cannot tell the format"),
+    ],
+)
+def test_malformed_files_name_the_line(tmp_path, name, text, fmt, match):
+    with pytest.raises(FormatError, match=match):
+        read_instance(write(tmp_path, name, text), fmt)
+
+
+@pytest.mark.parametrize(
+    "text, expect",
+    [("8GB", 8 * 10**9), ("512MiB", 512 * 2**20), ("1e9", 10**9), ("100000", 100000), ("1.5 GiB", 3 * 2**29)],
+)
+def test_memory_limit_parsing(text, expect):
+    assert parse_bytes(text) == expect
+
+
+@pytest.mark.parametrize("text", ["8 parsecs", "", "-3GB", "0", "GB"])
+def test_memory_limit_parsing_rejects(text):
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_bytes(text)
+
+
+def test_solve_json_schema_and_known_optimum(tmp_path, capsys):
+    f = write(tmp_path, "p01.kp", kp_text())
+    assert main(["solve", str(f), "--json", "--device", "cpu", "--expect", str(OPT), "--memory-limit", "64MiB"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"name", "format", "n", "capacity", "value", "selected", "weight", "stats"}
+    assert out["value"] == OPT and out["capacity"] == C and out["n"] == len(W)
+    assert sum(W[i] for i in out["selected"]) == out["weight"] <= C
+    assert sum(V[i] for i in out["selected"]) == OPT
+    assert {"device", "backend", "strategy", "cell_updates", "seconds", "peak_bytes"} <= set(out["stats"])
+    assert out["stats"]["memory_limit"] == 64 * 2**20
+
+
+def test_expect_mismatch_and_errors_exit_nonzero(tmp_path, capsys):
+    f = write(tmp_path, "p01.kp", kp_text())
+    assert main(["solve", str(f), "--device", "cpu", "--expect", str(OPT + 1)]) == 1
+    bad = write(tmp_path, "bad.kp", "3\n10\n1 2\n")
+    assert main(["solve", str(bad)]) == 1
+    assert "bad.kp: expected 3 item lines" in capsys.readouterr().err
+    assert main(["solve", str(f), "--device", "cpu", "--memory-limit", "100B"]) == 1
+    assert "memory_limit" in capsys.readouterr().err
+
+
+def test_json_roundtrip_and_profile_plot(tmp_path, capsys):
+    f = tmp_path / "inst.json"
+    write_json(f, W, V, C)
+    png, csv = tmp_path / "p.png", tmp_path / "p.csv"
+    pytest.importorskip("matplotlib")
+    assert main(["profile", str(f), "--plot", str(png), "--csv", str(csv), "--device", "cpu"]) == 0
+    assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
+    rows = np.loadtxt(csv, delimiter=",", skiprows=1)
+    assert rows.shape == (C + 1, 2) and rows[-1, 1] == OPT
+
+
+def test_module_entry_point_and_ctrl_c(tmp_path, monkeypatch, capsys):
+    f = write(tmp_path, "p01.in", jooken_text())
+    r = subprocess.run(
+        [sys.executable, "-m", "knapsack_gpu", "solve", str(f), "--device", "cpu", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(r.stdout)["value"] == OPT
+
+    import knapsack_gpu.solver
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(knapsack_gpu.solver, "solve", interrupted)
+    assert main(["solve", str(f), "--device", "cpu"]) == 130
+    assert "interrupted" in capsys.readouterr().err
