@@ -6,9 +6,13 @@ peak that ``Solution.stats["peak_bytes"]`` reports.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 
 import torch
 
@@ -16,6 +20,38 @@ import torch
 # caller's own arrays. CUDA: 80% of what mem_get_info reports free leaves room for the caching allocator's rounding.
 CPU_SHARE = 0.5
 CUDA_SHARE = 0.8
+
+
+# Large host buffers ask for transparent huge pages (Linux, THP "madvise" mode): first-touching 4 GB took 4.6-10 s
+# in 4 KiB page faults on the VM and 0.28 s with 2 MiB pages. 32 MiB: below that the faults cost little.
+HUGE_PAGE_BYTES = 32 << 20
+_MADV_HUGEPAGE = 14
+
+
+@lru_cache(maxsize=1)
+def _madvise():
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.madvise
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return fn
+
+
+def advise_huge_pages(t: torch.Tensor) -> None:
+    """Best effort: back a large CPU tensor with 2 MiB pages (no-op elsewhere or when refused)."""
+    nbytes = t.numel() * t.element_size()
+    if t.device.type != "cpu" or nbytes < HUGE_PAGE_BYTES or not sys.platform.startswith("linux"):
+        return
+    fn = _madvise()
+    if fn is None:
+        return
+    page = 1 << 21
+    start = (t.data_ptr() + page - 1) & ~(page - 1)
+    end = (t.data_ptr() + nbytes) & ~(page - 1)
+    if end > start:
+        fn(start, end - start, _MADV_HUGEPAGE)
 
 
 def element_size(dtype: torch.dtype) -> int:
@@ -83,11 +119,14 @@ class Meter:
                 f"({format_bytes(self.current + nbytes)}) on {self.device}, over memory_limit={self.limit}"
             )
         try:
-            t = (torch.zeros if zero else torch.empty)(shape, dtype=dtype, device=self.device)
+            t = torch.empty(shape, dtype=dtype, device=self.device)
         except (MemoryError, RuntimeError) as exc:  # torch.cuda.OutOfMemoryError is a RuntimeError
             if not isinstance(exc, MemoryError) and "out of memory" not in str(exc).lower():
                 raise
             raise DeviceOutOfMemory(f"{self.device} is out of memory allocating {nbytes} bytes: {exc}") from None
+        advise_huge_pages(t)
+        if zero:
+            t.zero_()
         self._live[id(t)] = nbytes
         self.current += nbytes
         self.peak = max(self.peak, self.current)

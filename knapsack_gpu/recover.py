@@ -4,16 +4,20 @@ The host drives the recursion; every forward pass runs on the pass's device and 
 the bits a backtrack reads) cross back. A split hands capacities c and cap - c to the halves: they add up to exactly
 cap (PyTorch's dp_knapsack_sliding_hirschberg hands out cap + 1 and returns plans over budget, pytorch#197871), and a
 half's profile is cut at the total weight of its items, beyond which it is flat.
+
+Memory: the pass's buffers and the kept half-profile are reserved up front (``min_bytes``), as is room for the split's
+temporary; what is left holds decision bits. The bit table is one pooled buffer that later leaves reuse, because
+fresh memory is expensive to fault in (about 1.5 s/GB on the 2-core VM, against 0.1 s/GB to rewrite it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from .memory import format_bytes
-from .passes.base import ForwardPass, Job
+from .passes.base import ForwardPass, Job, round8
 
 
 @dataclass
@@ -24,7 +28,6 @@ class RecoveryStats:
     cell_updates: int = 0
     leaves: int = 0
     depth: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 def min_bytes(p: ForwardPass, m: int, length: int) -> int:
@@ -52,6 +55,7 @@ class Recovery:
         self.limit = limit
         self.stats = RecoveryStats()
         self.prefix = np.concatenate([[0], np.cumsum(job.weights)]).tolist()
+        self.split_reserve = 0
 
     def run(self) -> tuple[list[int], int | float]:
         """Returns (ascending local indices chosen, the DP optimum in DP units)."""
@@ -60,6 +64,7 @@ class Recovery:
         if bits_bytes(p, job.m, L) <= self.limit:
             self.stats.strategy = "bits"
             self._start(job.m)
+            p.reserve(job.m, L)
             return self._leaf(job, L - 1)
         need = min_bytes(p, job.m, L)
         if need > self.limit:
@@ -69,16 +74,35 @@ class Recovery:
                 f"({format_bytes(self.limit)})"
             )
         self.stats.strategy = "hirschberg"
-        self._start(job.m * (self._levels(need) + 1))
+        self.split_reserve = p.split_bytes(L)
+        self._start(self._estimate(need))
+        p.reserve(job.m, L)
         self.keep = p.ws.get("keep", L, p.dtype)
         return self._split(0, job.m, job.length - 1, 0)
 
-    def _levels(self, base: int) -> int:
-        """Estimated split levels above the bit-table leaves (assuming halves keep the whole profile length)."""
-        m, d = self.job.m, 0
-        while m > 1 and self.p.bits_bytes(m, self.job.length) + 8 * self.job.length > self.limit - base:
-            m, d = (m + 1) // 2, d + 1
-        return d
+    def _bits_budget(self, length: int) -> int:
+        """Bytes a bit table over ``length`` capacities may take now: what the pooled table does not already hold
+        is free room, minus the split's reserve and the recorder's own buffers."""
+        base = self.p.meter.current - self.p.ws.nbytes("bits")
+        return self.limit - self.split_reserve - base - self.p.record_extra_bytes(length)
+
+    def _recordable(self, length: int, budget: int | None = None) -> int:
+        """How many items' decisions over ``length`` capacities fit in ``budget`` bytes (default: the budget now)."""
+        budget = self._bits_budget(length) if budget is None else budget
+        return max(0, budget) // round8(length) * 8
+
+    def _estimate(self, need: int) -> int:
+        """Item passes the recursion will run if every sub-problem kept the whole profile length (an upper bound)."""
+        k = self._recordable(self.job.length, self.limit - need - self.p.record_extra_bytes(self.job.length))
+
+        def passes(m: int) -> int:
+            if m <= max(k, 1):
+                return m
+            if 2 * k >= m:
+                return m + passes(m - k)
+            return m + 2 * passes((m + 1) // 2)
+
+        return passes(self.job.m)
 
     def _start(self, item_passes: int) -> None:
         if self.p.progress is not None:
@@ -94,17 +118,25 @@ class Recovery:
         self.stats.cell_updates += job.schedule.cells
         return self.p.run(job, bits)
 
-    def _leaf(self, job: Job, start: int) -> tuple[list[int], int | float]:
+    def _leaf(self, job: Job, start: int, before=None) -> tuple[list[int], int | float]:
+        """Forward ``job`` recording bits, call ``before(profile)`` (a split), backtrack from its start capacity.
+
+        Returns (chosen local indices, the profile's value at the start, or what ``before`` returned).
+        """
         from .backtrack import backtrack
 
         self.stats.leaves += 1
+        if self.p.ws.nbytes("bits") > self._bits_budget(job.length):
+            self.p.ws.release("bits")  # a smaller table fits where the pooled one plus staging would not
         bits = self.p.new_bits(job.m, job.length)
         try:
             profile = self._forward(job, bits)
-            value = profile[start].item()
+            if before is None:
+                value = profile[start].item()
+            else:
+                start, value = before(profile)
             chosen = backtrack(bits, job, start)
         finally:
-            self.p.meter.free(bits)
             for name in self.p.record_buffers:
                 self.p.ws.release(name)
         return chosen, value
@@ -113,10 +145,9 @@ class Recovery:
         """Chosen items among lo..hi-1 with capacity (or cover level) cap, as indices of the whole job."""
         m = hi - lo
         total = self.prefix[hi] - self.prefix[lo]
-        cover = self.job.cover
         if m == 0:
             return []
-        if cover:
+        if self.job.cover:
             if cap == 0:
                 return list(range(lo, hi))  # nothing to cover: keep everything
             if cap >= total:
@@ -129,19 +160,38 @@ class Recovery:
         if m == 1:
             return []  # the single item does not fit (standard) or must be left out (cover)
         length = min(cap, total) + 1
-        p = self.p
-        if p.record_extra_bytes(length) + p.bits_bytes(m, length) <= self.p.meter.room():
+        if self._recordable(length) >= m:
             self.stats.depth = max(self.stats.depth, depth)
             chosen, _ = self._leaf(self._sub(lo, hi, length), length - 1)
             return [lo + i for i in chosen]
         return self._split(lo, hi, cap, depth)[0]
 
     def _split(self, lo: int, hi: int, cap: int, depth: int) -> tuple[list[int], int | float]:
-        mid = (lo + hi) // 2
+        """Split lo..hi-1 into A and B, forward both, pick the exact split c, recurse with c and cap - c.
+
+        When the bit table of at least half the items fits, B is that many items and its pass records them: B's
+        items are then read off its own split pass, and only A recurses (T(n) = nC + T(n - k), not nC + 2T(n/2)).
+        """
+        m = hi - lo
+        length = min(cap, self.prefix[hi] - self.prefix[lo]) + 1
+        k = min(self._recordable(length), m - 1)
+        record = 2 * k >= m
+        mid = hi - k if record else (lo + hi) // 2
         la = min(cap, self.prefix[mid] - self.prefix[lo]) + 1
         lb = min(cap, self.prefix[hi] - self.prefix[mid]) + 1
         fa = self.keep[:la]
         fa.copy_(self._forward(self._sub(lo, mid, la))[:la])
+        if record:
+            split = {}
+
+            def at_split(fb):
+                c, value = self.p.split(fa, fb, cap)
+                split["c"] = c
+                return cap - c, value
+
+            right, value = self._leaf(self._sub(mid, hi, lb), lb - 1, before=at_split)
+            self.stats.depth = max(self.stats.depth, depth)
+            return self._solve(lo, mid, split["c"], depth + 1) + [mid + i for i in right], value
         fb = self._forward(self._sub(mid, hi, lb))
         c, value = self.p.split(fa, fb, cap)
         chosen = self._solve(lo, mid, c, depth + 1) + self._solve(mid, hi, cap - c, depth + 1)

@@ -121,3 +121,21 @@ def test_flop_sized_values_are_exact_in_int64():
     approx = knapsack_gpu.solve(w, v.astype(float), 300, device="cpu", dtype=torch.float32)
     assert approx.stats["dtype"] == "float32"
     assert approx.weight <= 300
+
+
+def test_recorded_half_split_reads_the_right_half_off_its_own_pass():
+    """Room for the bit table of 60% of the items: B (that 60%) is recorded during the split pass, A recurses."""
+    from knapsack_gpu.memory import Meter, Workspace
+    from knapsack_gpu.passes.numpy_pass import NumpyPass
+    from knapsack_gpu.recover import min_bytes
+
+    w, v, cap, best = _hirschberg_case("uncorrelated", 0)
+    free = knapsack_gpu.solve(w, v, cap, device="cpu")
+    m, length = free.stats["items"], free.stats["profile_length"]
+    p = NumpyPass(torch.device("cpu"), getattr(torch, free.stats["dtype"]), Workspace(Meter(1, torch.device("cpu"))))
+    limit = min_bytes(p, m, length) + p.record_extra_bytes(length) + p.bits_bytes(int(0.6 * m), length)
+    sol = knapsack_gpu.solve(w, v, cap, device="cpu", memory_limit=limit)
+    assert sol.stats["strategy"] == "hirschberg" and sol.stats["peak_bytes"] <= limit
+    assert sol.value == best and sol.weight <= cap
+    # Halving would run every item at least twice; reading B off its split pass runs B's items once.
+    assert sol.stats["item_passes"] < 2 * m

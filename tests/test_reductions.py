@@ -78,3 +78,12 @@ def test_int32_boundary_is_exact():
         w, v = [3, 4, 5, 6], [top // 2, top // 2, top - top // 2, 7]
         sol = knapsack_gpu.solve(w, v, 9, device="cpu")
         assert sol.value == brute_force(w, v, 9)[0]
+
+
+def test_int32_when_only_the_bound_fits_although_the_value_sum_does_not():
+    """All values sum past 2**31 but at most 2.5 items fit: int32, and prefix sums past it must not break the pass."""
+    w, v = [10] * 10, [2**29 + i for i in range(10)]
+    for backend in ("numpy", "torch"):
+        sol = knapsack_gpu.solve(w, v, 25, device="cpu", backend=backend)
+        assert sol.stats["dtype"] == "int32"
+        assert sol.value == 2 * 2**29 + 17

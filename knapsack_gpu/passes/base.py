@@ -84,8 +84,9 @@ class Job:
         # Prefix sums of values run in the wide type: entries past the point where items stop fitting may exceed
         # the DP dtype, but those are never used (the tail is only filled while every item so far fits).
         prefix = np.concatenate([[0], np.cumsum(self.values, dtype=wide)])
-        before = [np_dtype.type(x) for x in prefix[:-1].tolist()] if not self.cover else []
-        final = np_dtype.type(prefix[-1]) if not self.cover else None
+        narrow = prefix.astype(np_dtype)  # wraps past the dtype only where unused
+        before = list(narrow[:-1]) if not self.cover else []
+        final = narrow[-1] if not self.cover else None
         return Schedule(
             weights=w.tolist(),
             values=list(self.values),
@@ -120,6 +121,11 @@ class ForwardPass(ABC):
         """Bytes of the buffers :meth:`run` takes from the workspace for a profile of ``length`` (bits excluded)."""
 
     @abstractmethod
+    def reserve(self, m: int, length: int) -> None:
+        """Allocate the buffers every pass of up to ``m`` items and ``length`` capacities needs (not recording):
+        ``workspace_bytes(length, False) + items_bytes(m)``. Later passes reuse them, so nothing grows mid-solve."""
+
+    @abstractmethod
     def run(self, job: Job, bits: torch.Tensor | None) -> torch.Tensor:
         """Run every item of ``job`` from the empty profile.
 
@@ -150,8 +156,16 @@ class ForwardPass(ABC):
     def bits_bytes(self, m: int, length: int) -> int:
         return ((m + 7) // 8) * round8(length)
 
+    zero_bits: bool = False
+    """Whether :meth:`run` needs a zeroed table (it ORs decisions in) or writes every byte itself."""
+
     def new_bits(self, m: int, length: int) -> torch.Tensor:
-        return self.meter.alloc(((m + 7) // 8, round8(length)), torch.uint8)
+        """A (ceil(m / 8), round8(length)) uint8 table, a view of one pooled buffer that only grows."""
+        planes, row = (m + 7) // 8, round8(length)
+        t = self.ws.get("bits", planes * row, torch.uint8).view(planes, row)
+        if self.zero_bits:
+            t.zero_()
+        return t
 
     def init_profile(self, job: Job, row: torch.Tensor) -> None:
         """Empty profile: zeros (standard), or 0 then the cannot-cover sentinel (cover)."""

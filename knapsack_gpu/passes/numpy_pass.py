@@ -86,6 +86,7 @@ class _Chunked:
 class NumpyPass(ForwardPass):
     name = "numpy"
     record_buffers = ("stage", "mask")
+    zero_bits = True  # _Chunked ORs into the table
 
     def _chunk(self, length: int) -> int:
         return max(1, min(length, CHUNK_BYTES // self.itemsize))
@@ -103,8 +104,10 @@ class NumpyPass(ForwardPass):
         name, nbytes = self._record_bytes(length)
         return max(0, nbytes - self.ws.nbytes(name))
 
-    def new_bits(self, m: int, length: int) -> torch.Tensor:
-        return self.meter.alloc(((m + 7) // 8, round8(length)), torch.uint8, zero=True)  # _Chunked ORs into it
+
+    def reserve(self, m: int, length: int) -> None:
+        self.ws.get("row", length, self.dtype)
+        self.ws.get("cand", self._chunk(length), self.dtype)
 
     def run(self, job: Job, bits: torch.Tensor | None) -> torch.Tensor:
         L = job.length

@@ -23,6 +23,10 @@ class TorchPass(ForwardPass):
     def workspace_bytes(self, length: int, record: bool) -> int:
         return 2 * length * self.itemsize + (8 * round8(length) if record else 0)
 
+    def reserve(self, m: int, length: int) -> None:
+        self.ws.get("row", length, self.dtype)
+        self.ws.get("cand", length, self.dtype)
+
     def run(self, job: Job, bits: torch.Tensor | None) -> torch.Tensor:
         L = job.length
         row = self.ws.get("row", L, self.dtype)

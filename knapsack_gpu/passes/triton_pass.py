@@ -38,6 +38,15 @@ class TritonPass(ForwardPass):
     def record_extra_bytes(self, length: int) -> int:
         return 0
 
+    _ITEM_ARRAYS = (("w", torch.int64), ("lo", torch.int64), ("hi", torch.int64), ("v", None), ("tail", None))
+
+    def reserve(self, m: int, length: int) -> None:
+        for name in ("row", "row2"):
+            self.ws.get(name, length, self.dtype)
+        self.ws.get("scratch", self._scratch_numel(length), self.dtype)
+        for name, dtype in self._ITEM_ARRAYS:
+            self.ws.get("items_" + name, max(1, m), dtype or self.dtype)
+
     def _items(self, job: Job) -> dict[str, torch.Tensor]:
         s = job.schedule
         values = job.values
@@ -53,9 +62,9 @@ class TritonPass(ForwardPass):
             "tail": tail,
         }
         out = {}
-        for name, arr in host.items():
-            buf = self.ws.get("items_" + name, max(1, job.m), torch.from_numpy(arr[:0]).dtype)[: job.m]
-            buf.copy_(torch.from_numpy(np.ascontiguousarray(arr)))
+        for name, dtype in self._ITEM_ARRAYS:
+            buf = self.ws.get("items_" + name, max(1, job.m), dtype or self.dtype)[: job.m]
+            buf.copy_(torch.from_numpy(np.ascontiguousarray(host[name])))
             out[name] = buf
         return out
 

@@ -1,0 +1,124 @@
+"""The solvers the suite compares, each behind one signature: (weights, values, capacity) -> (value, selected).
+
+PyTorch's partitioner solvers take (memory floats, runtimes, max_memory) and quantize memory with S = 10000, so an
+integer instance is handed to them as memory = w / 10000, which they round back to w exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    run: Callable  # (weights int64 array, values array, capacity int) -> (value, selected list)
+    available: Callable[[], str | None]  # None when it can run here, else why not
+    memory: Callable[[int, int], int] | None = None  # predicted bytes for (n, C), to skip what cannot fit
+    integer_values_only: bool = False
+
+
+def _torch_solver(name: str):
+    def run(w, v, cap):
+        from torch._functorch._activation_checkpointing import knapsack as tk
+
+        fn = getattr(tk, name)
+        _, saved, _ = fn((np.asarray(w) / 10000).tolist(), np.asarray(v, dtype=float).tolist(), cap / 10000)
+        return None, sorted(saved)
+
+    return run
+
+
+def _ours(device: str, backend: str):
+    def run(w, v, cap):
+        import knapsack_gpu
+
+        sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend)
+        run.last_stats = sol.stats
+        return sol.value, sol.selected
+
+    return run
+
+
+def _scipy_milp(w, v, cap):
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    w = np.asarray(w, dtype=float)
+    res = milp(
+        c=-np.asarray(v, dtype=float),
+        constraints=[LinearConstraint(w[None, :], ub=[cap])],
+        integrality=np.ones_like(w),
+        bounds=Bounds(0, 1),
+        options={"mip_rel_gap": 0, "time_limit": 600},
+    )
+    if res.x is None:
+        raise RuntimeError(f"milp: {res.message}")
+    return None, np.flatnonzero(res.x > 0.5).tolist()
+
+
+def _ortools(w, v, cap):
+    from ortools.algorithms.python import knapsack_solver
+
+    solver = knapsack_solver.KnapsackSolver(
+        knapsack_solver.SolverType.KNAPSACK_DIVIDE_AND_CONQUER_SOLVER, "knapsack_gpu-bench"
+    )
+    solver.init([int(x) for x in v], [[int(x) for x in w]], [int(cap)])
+    solver.solve()
+    return None, [i for i in range(len(w)) if solver.best_solution_contains(i)]
+
+
+def _importable(module: str) -> Callable[[], str | None]:
+    def check():
+        import importlib.util
+
+        return None if importlib.util.find_spec(module) is not None else f"{module} not installed"
+
+    return check
+
+
+def _cuda() -> str | None:
+    import torch
+
+    return None if torch.cuda.is_available() else "no CUDA device"
+
+
+def _cuda_triton() -> str | None:
+    import knapsack_gpu.backends
+
+    return _cuda() or (None if knapsack_gpu.backends.kernels() is not None else "triton not installed")
+
+
+def _always() -> None:
+    return None
+
+
+CONTENDERS = {
+    c.name: c
+    for c in [
+        Contender("ours-numpy", _ours("cpu", "numpy"), _always),
+        Contender("ours-torch-cpu", _ours("cpu", "torch"), _always),
+        Contender("ours-cuda-torch", _ours("cuda", "torch"), _cuda),
+        Contender("ours-cuda-triton", _ours("cuda", "triton"), _cuda_triton),
+        # dp_knapsack allocates an (n + 1) x (W + 1) float32 table, and torch.zeros touches all of it.
+        Contender("torch-dp", _torch_solver("dp_knapsack"), _always, memory=lambda n, c: 4 * (n + 1) * (c + 1)),
+        Contender(
+            "torch-sliding-hirschberg",
+            _torch_solver("dp_knapsack_sliding_hirschberg"),
+            _always,
+            memory=lambda n, c: 16 * (c + 2),
+        ),
+        Contender("torch-greedy", _torch_solver("greedy_knapsack"), _always),
+        Contender("scipy-milp", _scipy_milp, _importable("scipy")),
+        # OR-Tools' divide and conquer keeps O(C) int64 profiles.
+        Contender(
+            "ortools-dc",
+            _ortools,
+            _importable("ortools"),
+            memory=lambda n, c: 32 * (c + 1),
+            integer_values_only=True,
+        ),
+    ]
+}
