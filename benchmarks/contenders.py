@@ -32,11 +32,13 @@ def _torch_solver(name: str):
     return run
 
 
-def _ours(device: str, backend: str):
+def _ours(device: str, backend: str, rows: int | None = None):
     def run(w, v, cap):
         import knapsack_gpu
 
-        sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend)
+        # rows: a memory limit of that many 8-byte profile rows (the "few rows" setting).
+        limit = None if rows is None else rows * 8 * (cap + 1)
+        sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=limit)
         run.last_stats = sol.stats
         return sol.value, sol.selected
 
@@ -99,6 +101,7 @@ CONTENDERS = {
     c.name: c
     for c in [
         Contender("ours-numpy", _ours("cpu", "numpy"), _always),
+        Contender("ours-numpy-lowmem", _ours("cpu", "numpy", rows=6), _always),
         Contender("ours-torch-cpu", _ours("cpu", "torch"), _always),
         Contender("ours-cuda-torch", _ours("cuda", "torch"), _cuda),
         Contender("ours-cuda-triton", _ours("cuda", "triton"), _cuda_triton),

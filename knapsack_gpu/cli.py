@@ -1,9 +1,9 @@
 """Command line: ``knapsack-gpu`` (also ``python -m knapsack_gpu``).
 
-    knapsack-gpu demo                          a demo solve on the best available device
-    knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file
-    knapsack-gpu profile FILE --plot out.png   the best value for every capacity
-    knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
+knapsack-gpu demo                          a demo solve on the best available device
+knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file
+knapsack-gpu profile FILE --plot out.png   the best value for every capacity
+knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
 """
 
 from __future__ import annotations

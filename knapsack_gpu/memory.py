@@ -6,8 +6,6 @@ peak that ``Solution.stats["peak_bytes"]`` reports.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import sys
 from collections.abc import Iterator
@@ -30,6 +28,8 @@ _MADV_HUGEPAGE = 14
 
 @lru_cache(maxsize=1)
 def _madvise():
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         fn = libc.madvise

@@ -68,8 +68,8 @@ def test_formats_parse_and_detect(tmp_path, name, text, fmt):
         ("b.in", "2\n0 5 6\n1 7 8\n", "auto", r"ended early: expected the capacity"),
         ("b.in", "2\n0 5 6\n1 7 8\n10\n11\n", "auto", r"b.in:5: expected the end of the file"),
         ("b.in", "two\n0 5 6\n", "jooken", r"b.in:1: expected the number of items"),
-        ("c.json", "{\"weights\": [1]", "auto", r"c.json:1: invalid JSON"),
-        ("c.json", "{\"weights\": [1]}", "auto", r"expected a JSON object with 'weights', 'values' and 'capacity'"),
+        ("c.json", '{"weights": [1]', "auto", r"c.json:1: invalid JSON"),
+        ("c.json", '{"weights": [1]}', "auto", r"expected a JSON object with 'weights', 'values' and 'capacity'"),
         ("d.txt", "hello world\n", "auto", r"cannot tell the format"),
     ],
 )

@@ -28,7 +28,6 @@ from ..memory import Meter, Workspace, element_size
 from ..progress import Progress
 
 
-
 def round8(n: int) -> int:
     return (n + 7) & ~7
 

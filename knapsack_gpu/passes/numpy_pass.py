@@ -104,7 +104,6 @@ class NumpyPass(ForwardPass):
         name, nbytes = self._record_bytes(length)
         return max(0, nbytes - self.ws.nbytes(name))
 
-
     def reserve(self, m: int, length: int) -> None:
         self.ws.get("row", length, self.dtype)
         self.ws.get("cand", self._chunk(length), self.dtype)

@@ -1,0 +1,71 @@
+"""Time one contender on one workload in a process of its own, so that its peak memory is its own.
+
+    python benchmarks/child.py CONTENDER WORKLOAD_JSON REPEATS THREADS
+
+Prints one JSON line: seconds of each repeat, the selection's exact value and weight, the peak RSS of this process
+(VmHWM) and the peak before the first solve (imports and the instance), and the solver's own stats where it has
+them. Thread counts are pinned before torch is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+
+def peak_rss() -> int:
+    """This process's peak resident set (VmHWM). Not ru_maxrss: Linux carries that across fork and exec, so a child
+    would report its parent's peak."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def main() -> None:
+    name, workload, repeats, threads = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(threads)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from contenders import CONTENDERS
+    from workloads import load
+
+    contender = CONTENDERS[name]
+    w, v, cap = load(workload["source"])
+    rss_before = peak_rss()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _, selected = contender.run(w, v, cap)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    selected = sorted(int(i) for i in selected)
+    integral = np.asarray(v).dtype.kind in "iu"
+    value = int(np.asarray(v)[selected].astype(object).sum()) if integral else math.fsum(np.asarray(v)[selected])
+    out = {
+        "seconds": times,
+        "value": value,
+        "weight": int(np.asarray(w)[selected].sum()),
+        "capacity": cap,
+        "rss_peak": peak_rss(),
+        "rss_before": rss_before,
+        "stats": getattr(contender.run, "last_stats", None),
+    }
+    if torch.cuda.is_available():
+        out["cuda_peak"] = torch.cuda.max_memory_allocated()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

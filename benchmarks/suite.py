@@ -1,0 +1,238 @@
+"""The benchmark suite: every contender on every workload, side by side, each run in its own process.
+
+    python benchmarks/suite.py [--quick] [--large] [--threads 1] [--groups partitioner,seeds,public]
+
+Writes benchmarks/results/suite[-quick].json (device, versions, git commit, threads, timestamp, every run),
+benchmarks/results/SUITE[-quick].md (the tables) and PNG plots, and prints the tables. Medians of repeats; the same
+thread count for every contender; peak memory is each child process's ru_maxrss. Contenders that cannot fit this
+machine's memory (by their own formula) or the suite's time budget are listed as skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from contenders import CONTENDERS  # noqa: E402
+from workloads import partitioner_scale, public, seeds_scale  # noqa: E402
+
+RESULTS = HERE / "results"
+EXACT = {"ours-numpy", "ours-numpy-lowmem", "ours-torch-cpu", "ours-cuda-torch", "ours-cuda-triton", "ortools-dc"}
+DP_LIKE = {"torch-dp", "torch-sliding-hirschberg"} | {c for c in CONTENDERS if c.startswith("ours")}
+OURS = [
+    "ours-numpy",
+    "ours-cuda-triton",
+    "ours-cuda-torch",
+]
+GROUP_CONTENDERS = {
+    "partitioner": OURS + ["ours-torch-cpu", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "scipy-milp"],
+    "seeds": OURS + ["ours-numpy-lowmem", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "ortools-dc"],
+    "public": OURS + ["ortools-dc", "scipy-milp", "torch-sliding-hirschberg", "torch-dp", "torch-greedy"],
+}
+
+
+def meminfo_total() -> int:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    return 16 << 30
+
+
+def copy_bandwidth() -> float:
+    """Bytes/s of a 1 GiB numpy copy (read + write counted), best of three: the machine's memory ceiling."""
+    import numpy as np
+
+    a = np.ones(1 << 27, dtype=np.float64)
+    b = np.empty_like(a)
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - t)
+    return 2 * a.nbytes / best
+
+
+def machine(threads: int) -> dict:
+    import numpy
+    import torch
+
+    versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__}
+    for mod in ("triton", "scipy", "ortools"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except ImportError:
+            versions[mod] = None
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_bytes": meminfo_total(),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "versions": versions,
+        "git_commit": commit,
+        "threads": threads,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "copy_bandwidth_bytes_per_s": copy_bandwidth(),
+    }
+
+
+def repeats_for(cells: int, quick: bool) -> int:
+    if cells <= 10**8:
+        return 3 if quick else 5
+    if cells <= 10**10:
+        return 1 if quick else 3
+    return 1
+
+
+def skip_reason(name: str, wl: dict, args) -> str | None:
+    c = CONTENDERS[name]
+    why = c.available()
+    if why:
+        return why
+    cells = wl["n"] * wl["capacity"]
+    if c.integer_values_only and wl["source"].get("values") == "float":
+        return "integer values only"
+    if c.memory is not None and c.memory(wl["n"], wl["capacity"]) > args.memory_budget:
+        return f"out of memory: needs {c.memory(wl['n'], wl['capacity']) / 1e9:.1f} GB by its own formula"
+    if name in DP_LIKE and cells > args.cell_budget:
+        return f"n*C = {cells:.2g} beyond the suite's budget of {args.cell_budget:.2g} cells"
+    if name == "torch-sliding-hirschberg" and cells > args.cell_budget / 10:
+        return f"n*C = {cells:.2g}: its ~2nC float32 cells exceed a tenth of the budget"
+    return None
+
+
+def run_child(name: str, wl: dict, repeats: int, args) -> dict:
+    cmd = [sys.executable, str(HERE / "child.py"), name, json.dumps(wl), str(repeats), str(args.threads)]
+    # A MIP on instances built to defeat branch and bound can run for hours: it gets a shorter leash.
+    timeout = min(args.timeout, 120) if name == "scipy-milp" else args.timeout
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * repeats)
+    except subprocess.TimeoutExpired:
+        return {"status": f"timeout after {timeout} s"}
+    if p.returncode != 0:
+        err = p.stderr.strip().splitlines()
+        last = err[-1] if err else f"exit {p.returncode}"
+        status = "out of memory" if ("MemoryError" in last or "out of memory" in last.lower()) else "error"
+        return {"status": status, "error": last[-300:]}
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    out["status"] = "ok"
+    return out
+
+
+def judge(rows: list[dict], wl: dict) -> None:
+    """Mark every run against the optimum: the known one, else what the exact contenders agree on."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    optimum = wl["optimum"]
+    if optimum is None:
+        exact = [r["value"] for r in ok if r["contender"] in EXACT and r["weight"] <= wl["capacity"]]
+        optimum = max(exact) if exact else None
+    for r in ok:
+        r["feasible"] = r["weight"] <= wl["capacity"]
+        if not r["feasible"]:
+            r["verdict"] = f"OVER CAPACITY by {r['weight'] - wl['capacity']}"
+        elif optimum is None:
+            r["verdict"] = "unchecked"
+        elif abs(r["value"] - optimum) <= 1e-9 * max(1.0, abs(optimum)):
+            r["verdict"] = "optimal"
+        else:
+            r["verdict"] = f"gap {(optimum - r['value']) / max(1e-300, abs(optimum)):.2e}"
+        r["optimum"] = optimum
+
+
+def summarize(r: dict) -> dict:
+    if r["status"] != "ok":
+        return r
+    r["median_s"] = statistics.median(r["seconds"])
+    r["min_s"] = min(r["seconds"])
+    return r
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small workloads and few repeats (about a minute)")
+    ap.add_argument("--large", action="store_true", help="also n=2000, C=3.8e8 (the seeds' largest scale)")
+    ap.add_argument("--threads", type=int, default=1, help="threads for every contender (default 1)")
+    ap.add_argument("--groups", default="partitioner,seeds,public")
+    ap.add_argument("--contenders", default=None, help="comma-separated subset")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per contender run")
+    ap.add_argument("--cell-budget", type=float, default=None, help="skip DP contenders above this n*C")
+    ap.add_argument("--out", default=None, help="results file stem (default suite or suite-quick)")
+    args = ap.parse_args(argv)
+    args.timeout = args.timeout or (60 if args.quick else 900)
+    # 1.3e11: Jooken's hardest c=1e8 instance (1.2e11) fits; kplib's n=1e4 instances (2.5e11, easy for
+    # branch and bound, not what a dense DP is for) do not.
+    args.cell_budget = args.cell_budget or (5e9 if args.quick else 1.3e11)
+    args.memory_budget = int(0.75 * meminfo_total())
+    stem = args.out or ("suite-quick" if args.quick else "suite")
+    only = set(args.contenders.split(",")) if args.contenders else None
+
+    meta = machine(args.threads)
+    print(
+        f"# {meta['cpu']} ({meta['cores']} cores), gpu: {meta['gpu']}, threads: {args.threads}, "
+        f"copy bandwidth {meta['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s, commit {meta['git_commit']}"
+    )
+    groups = {
+        "partitioner": partitioner_scale(args.quick),
+        "seeds": seeds_scale(args.quick, args.large),
+        "public": public(args.quick),
+    }
+    rows = []
+    for group in args.groups.split(","):
+        for wl in groups[group]:
+            wl_rows = []
+            for name in GROUP_CONTENDERS[group]:
+                if only and name not in only:
+                    continue
+                base = {
+                    "workload": wl["id"],
+                    "group": group,
+                    "n": wl["n"],
+                    "capacity": wl["capacity"],
+                    "contender": name,
+                }
+                why = skip_reason(name, wl, args)
+                if why:
+                    wl_rows.append({**base, "status": "skipped", "reason": why})
+                    continue
+                repeats = repeats_for(wl["n"] * wl["capacity"], args.quick)
+                r = summarize({**base, "repeats": repeats, **run_child(name, wl, repeats, args)})
+                wl_rows.append(r)
+                line = f"{r['median_s']:.4f} s" if r["status"] == "ok" else r["status"]
+                print(f"{wl['id']:<60} {name:<26} {line}", flush=True)
+            judge(wl_rows, wl)
+            rows.extend(wl_rows)
+            RESULTS.mkdir(exist_ok=True)
+            (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+
+    from report import write_report
+
+    md = write_report(meta, rows, RESULTS, stem)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

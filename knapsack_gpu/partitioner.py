@@ -1,0 +1,291 @@
+"""Plug knapsack_gpu into torch.compile's activation-memory-budget partitioner, through PyTorch's public API.
+
+    import knapsack_gpu.partitioner as kp
+
+    with kp.enable(memory_budget=0.5):
+        compiled = torch.compile(model)
+        compiled(x).sum().backward()
+
+The partitioner calls a ``CustomKnapsackSolver`` without the runtimes it estimated, so :func:`enable` installs a
+pair: a ``CustomRuntimeEstimator`` that delegates to the named built-in estimator (or the user's) and records each
+node's runtime, and a solver that looks them up by node. Both return stable ``uuid()`` values, so AOTAutograd's cache
+keeps working. No torch internals are patched beyond ``torch._functorch.config``, and only inside ``enable``.
+
+:func:`knapsack` is a drop-in for torch's ``dp_knapsack``: same signature, quantization and return convention, exact,
+never over the quantized budget, identical selections wherever dp_knapsack's float32 arithmetic is exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import __version__
+from .solver import solve
+
+log = logging.getLogger(__name__)
+
+ENV_GPU_MIN_CELLS = "KNAPSACK_GPU_PARTITIONER_MIN_CELLS"
+# Below this many DP cells (items x quantized budget) the CPU solves a partitioner instance in tens of milliseconds,
+# less than a CUDA launch sequence plus a first Triton compile would cost; above it the GPU is worth it. An estimate
+# from the CPU's measured rate (~1e9 cells/s at C = 1e4 with bits): not yet measured on a device.
+GPU_MIN_CELLS = 50_000_000
+
+
+def _check_lists(memory: Sequence[float], runtimes: Sequence[float], max_memory: float) -> None:
+    if len(memory) != len(runtimes):
+        raise ValueError(f"memory has {len(memory)} entries but runtimes has {len(runtimes)}: they must match")
+    for name, seq in (("memory", memory), ("runtimes", runtimes)):
+        for i, x in enumerate(seq):
+            if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+                raise TypeError(f"{name}[{i}] = {x!r} is not a number")
+            if not math.isfinite(x):
+                raise ValueError(f"{name}[{i}] = {x}: {name} must be finite")
+            if x < 0:
+                raise ValueError(f"{name}[{i}] = {x}: {name} must be >= 0")
+    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, float, np.integer, np.floating)):
+        raise TypeError(f"max_memory = {max_memory!r} is not a number")
+    if not math.isfinite(max_memory) or max_memory < 0:
+        raise ValueError(f"max_memory = {max_memory}: it must be a finite number >= 0")
+
+
+def quantize(memory: Sequence[float], max_memory: float, scale: int, rounding: str) -> tuple[list[int], int]:
+    """Integer weights and budget.
+
+    "nearest" is dp_knapsack's own: Python's round(m * scale). "safe" rounds weights up and the budget down in exact
+    rational arithmetic, so a plan within the integer budget is within the float budget too.
+    """
+    if rounding == "nearest":
+        return [round(m * scale) for m in memory], round(max_memory * scale)
+    if rounding == "safe":
+        s = Fraction(scale)
+        return [math.ceil(Fraction(m) * s) for m in memory], math.floor(Fraction(max_memory) * s)
+    raise ValueError(f"rounding={rounding!r}; choose 'nearest' (dp_knapsack's) or 'safe'")
+
+
+def _values(runtimes: Sequence[float]) -> np.ndarray:
+    """Whole-number runtimes (the "flops" estimator's, up to ~1e12) as exact int64; the others as float64."""
+    if all(float(r).is_integer() and abs(r) < 2**62 for r in runtimes):
+        return np.array([int(r) for r in runtimes], dtype=np.int64)
+    return np.asarray(runtimes, dtype=np.float64)
+
+
+def choose_device(n: int, budget: int, device: str | torch.device = "auto") -> torch.device:
+    """CUDA only when it is available, already initialised, not capturing a graph, has room, and the instance is big
+    enough to win; everything else (the common tens-of-items case) stays on the CPU."""
+    if device != "auto":
+        return torch.device(device)
+    cells = n * (budget + 1)
+    threshold = int(os.environ.get(ENV_GPU_MIN_CELLS, GPU_MIN_CELLS))
+    if cells < threshold or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return torch.device("cpu")
+    try:
+        if torch.cuda.is_current_stream_capturing():
+            return torch.device("cpu")
+        free, _ = torch.cuda.mem_get_info()
+    except RuntimeError:
+        return torch.device("cpu")
+    if free < 4 * (budget + 1) * 8 + n * (budget + 1) // 8:
+        return torch.device("cpu")
+    return torch.device("cuda")
+
+
+def knapsack(
+    memory: Sequence[float],
+    runtimes: Sequence[float],
+    max_memory: float,
+    *,
+    scale: int = 10000,
+    rounding: str = "nearest",
+    device: str | torch.device = "auto",
+) -> tuple[float, list[int], list[int]]:
+    """torch's knapsack-solver signature, solved exactly.
+
+    Args:
+        memory: per-item memory (normalised floats, >= 0).
+        runtimes: per-item runtime saved by keeping the item (>= 0; whole numbers are summed exactly).
+        max_memory: the budget, in the units of ``memory``.
+        scale: quantization: weight = round(m * scale), as dp_knapsack (S = 10000).
+        rounding: "nearest" (dp_knapsack's) or "safe" (never over the float budget).
+        device: "auto" (see :func:`choose_device`), "cpu", "cuda".
+
+    Returns:
+        (saved runtime, saved indices ascending, recomputable indices descending), as dp_knapsack returns them.
+
+    Raises:
+        ValueError, TypeError: mismatched lengths, NaN, negative memory or runtimes.
+    """
+    _check_lists(memory, runtimes, max_memory)
+    if len(memory) == 0:
+        return 0.0, [], []
+    weights, budget = quantize(memory, max_memory, scale, rounding)
+    values = _values(runtimes)
+    dev = choose_device(len(weights), budget, device)
+    try:
+        sol = solve(weights, values, budget, device=dev)
+    except Exception as exc:  # noqa: BLE001 - a compile must never fail because of the solver
+        if dev.type == "cpu":
+            raise
+        log.warning("knapsack_gpu: %s on %s (%s); solving on the CPU instead", type(exc).__name__, dev, exc)
+        sol = solve(weights, values, budget, device="cpu")
+    saved = sol.selected
+    chosen = set(saved)
+    recomputable = [i for i in range(len(weights) - 1, -1, -1) if i not in chosen]
+    return float(sol.value), saved, recomputable
+
+
+@lru_cache(maxsize=1)
+def _source_hash() -> str:
+    """The solver's code: a change to any module that decides a plan changes the uuid."""
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _uuid(*parts: object) -> str:
+    return hashlib.sha256("|".join([_source_hash(), *map(str, parts)]).encode()).hexdigest()
+
+
+def _custom_pass_classes():
+    from torch._inductor.custom_graph_pass import CustomKnapsackSolver, CustomRuntimeEstimator
+
+    return CustomKnapsackSolver, CustomRuntimeEstimator
+
+
+def _estimator_name(base: object) -> str:
+    if isinstance(base, str):
+        return base
+    uuid = getattr(base, "uuid", None)
+    if callable(uuid):
+        return f"custom:{uuid()}"
+    return f"callable:{getattr(base, '__module__', '?')}.{getattr(base, '__qualname__', type(base).__qualname__)}"
+
+
+def _make_classes():
+    base_solver, base_estimator = _custom_pass_classes()
+
+    class RecordingRuntimeEstimator(base_estimator):
+        """Delegates to a built-in estimator ("flops", "profile", "testing") or a callable, and records each node's
+        runtime for :class:`KnapsackSolver`, which the partitioner does not hand the runtimes."""
+
+        def __init__(self, base: str | Callable = "flops"):
+            if isinstance(base, str) and base not in ("flops", "profile", "testing"):
+                raise ValueError(f"runtime_estimator={base!r}; use 'flops', 'profile', 'testing' or a callable")
+            self.base = base
+            self.runtimes: dict = {}
+
+        def __call__(self, node) -> float:
+            if isinstance(self.base, str):
+                from torch._functorch import config
+                from torch._functorch.partitioners import estimate_runtime
+
+                with config.patch(activation_memory_budget_runtime_estimator=self.base):
+                    runtime = estimate_runtime(node)
+            else:
+                runtime = self.base(node)
+            self.runtimes[node] = runtime
+            return runtime
+
+        def uuid(self) -> str:
+            return _uuid("estimator", _estimator_name(self.base))
+
+    class KnapsackSolver(base_solver):
+        """An exact CustomKnapsackSolver; runtimes come from its paired :class:`RecordingRuntimeEstimator`."""
+
+        def __init__(self, estimator, *, device="auto", scale: int = 10000, rounding: str = "nearest"):
+            quantize([], 0.0, scale, rounding)  # validates rounding
+            self.estimator = estimator
+            self.device = device
+            self.scale = scale
+            self.rounding = rounding
+            self.calls = 0
+            self.last_call: dict | None = None  # the latest instance and plan, to inspect
+
+        def __call__(self, memory, joint_graph, max_memory, node_info, all_recomputable_banned_nodes):
+            self.calls += 1
+            runtimes = []
+            for node in all_recomputable_banned_nodes:
+                if node not in self.estimator.runtimes:
+                    log.warning("knapsack_gpu: no recorded runtime for %s; estimating it now", node)
+                    self.estimator(node)
+                runtimes.append(self.estimator.runtimes[node])
+            value, saved, recomputable = knapsack(
+                memory, runtimes, max_memory, scale=self.scale, rounding=self.rounding, device=self.device
+            )
+            self.last_call = {
+                "memory": list(memory),
+                "runtimes": runtimes,
+                "max_memory": max_memory,
+                "saved": saved,
+                "runtime": value,
+            }
+            return saved, recomputable
+
+        def uuid(self) -> str:
+            return _uuid("solver", self.device, self.scale, self.rounding, self.estimator.uuid())
+
+    return RecordingRuntimeEstimator, KnapsackSolver
+
+
+def __getattr__(name: str):
+    # The classes subclass torch._inductor's; build them on first use so that importing this module stays cheap.
+    if name in ("RecordingRuntimeEstimator", "KnapsackSolver"):
+        estimator_cls, solver_cls = _classes()
+        return estimator_cls if name == "RecordingRuntimeEstimator" else solver_cls
+    raise AttributeError(name)
+
+
+@lru_cache(maxsize=1)
+def _classes():
+    return _make_classes()
+
+
+@contextmanager
+def enable(
+    memory_budget: float | None = None,
+    *,
+    device: str | torch.device = "auto",
+    runtime_estimator: str | Callable = "flops",
+    rounding: str = "nearest",
+) -> Iterator[object]:
+    """Use knapsack_gpu as torch.compile's activation-memory-budget solver inside the ``with`` block.
+
+    Args:
+        memory_budget: sets ``torch._functorch.config.activation_memory_budget`` (0..1: the share of the
+            runtime-optimal plan's activation memory to keep) when given; None leaves it as configured.
+        device: "auto" (CUDA only for large instances when it is free, see :func:`choose_device`), "cpu", "cuda".
+        runtime_estimator: the estimator whose runtimes the solver optimises: "flops", "profile", "testing", or a
+            callable ``node -> runtime`` (e.g. a CustomRuntimeEstimator).
+        rounding: "nearest" (dp_knapsack's quantization) or "safe" (never over the float budget).
+
+    Yields:
+        The installed :class:`KnapsackSolver` (its ``estimator``, ``calls`` and ``last_call`` are there to inspect).
+
+    Every previous setting is restored on exit.
+    """
+    from torch._functorch import config
+
+    if memory_budget is not None and not (0 <= memory_budget <= 1):
+        raise ValueError(f"memory_budget = {memory_budget}: it must be between 0 and 1")
+    estimator_cls, solver_cls = _classes()
+    estimator = estimator_cls(runtime_estimator)
+    solver = solver_cls(estimator, device=device, rounding=rounding)
+    settings = {
+        "activation_memory_budget_solver": solver,
+        "activation_memory_budget_runtime_estimator": estimator,
+    }
+    if memory_budget is not None:
+        settings["activation_memory_budget"] = memory_budget
+    with config.patch(**settings):
+        yield solver
