@@ -46,7 +46,8 @@ def main() -> None:
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        _, selected = contender.run(w, v, cap)
+        result = contender.run(w, v, cap)
+        selected = result[1]
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
@@ -61,6 +62,7 @@ def main() -> None:
         "rss_peak": peak_rss(),
         "rss_before": rss_before,
         "stats": getattr(contender.run, "last_stats", None),
+        "extra": result[2] if len(result) > 2 else None,
     }
     if torch.cuda.is_available():
         out["cuda_peak"] = torch.cuda.max_memory_allocated()

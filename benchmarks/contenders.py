@@ -15,7 +15,7 @@ import numpy as np
 @dataclass(frozen=True)
 class Contender:
     name: str
-    run: Callable  # (weights int64 array, values array, capacity int) -> (value, selected list)
+    run: Callable  # (weights int64 array, values array, capacity int) -> (value, selected list[, extra dict])
     available: Callable[[], str | None]  # None when it can run here, else why not
     memory: Callable[[int, int], int] | None = None  # predicted bytes for (n, C), to skip what cannot fit
     integer_values_only: bool = False
@@ -43,6 +43,39 @@ def _ours(device: str, backend: str, rows: int | None = None):
         return sol.value, sol.selected
 
     return run
+
+
+def _knee_budgets(cap: int) -> list[float]:
+    """The knee search's budgets: KnapsackEvaluator's 100 evenly spaced ones, up to the instance's budget."""
+    lo, hi = 0.001, cap / 10000
+    return [lo + i * (hi - lo) / 99 for i in range(100)]
+
+
+def _ours_pareto(w, v, cap):
+    from knapsack_gpu.pareto import pareto
+
+    front = pareto((np.asarray(w) / 10000).tolist(), np.asarray(v).tolist(), max_memory=cap / 10000)
+    knee = front.knee(max_budget=cap / 10000)
+    return None, front.selection(knee), {"knee": knee}
+
+
+def _torch_dp_knee(w, v, cap):
+    """PyTorch's knee search, KnapsackEvaluator.get_knee_point_memory_budget: one dp_knapsack per budget."""
+    from torch._functorch._activation_checkpointing.knapsack import dp_knapsack
+
+    memory, runtimes = (np.asarray(w) / 10000).tolist(), np.asarray(v, dtype=float).tolist()
+    budgets = _knee_budgets(cap)
+    mem, rec, picks = [], [], []
+    for b in budgets:
+        _, saved, recomputable = dp_knapsack(memory, runtimes, b)
+        mem.append(sum(memory[i] for i in saved))
+        rec.append(sum(runtimes[i] for i in recomputable))
+        picks.append(saved)
+    rn = [(r - min(rec)) / ((max(rec) - min(rec)) or 1) for r in rec]
+    mn = [(m - min(mem)) / ((max(mem) - min(mem)) or 1) for m in mem]
+    dist = [(a * a + b * b) ** 0.5 for a, b in zip(rn, mn, strict=True)]
+    k = dist.index(min(dist))
+    return None, picks[k], {"knee": budgets[k]}
 
 
 def _scipy_milp(w, v, cap):
@@ -115,6 +148,8 @@ CONTENDERS = {
         ),
         Contender("torch-greedy", _torch_solver("greedy_knapsack"), _always),
         Contender("scipy-milp", _scipy_milp, _importable("scipy")),
+        Contender("ours-pareto-knee", _ours_pareto, _always),
+        Contender("torch-dp-knee", _torch_dp_knee, _always, memory=lambda n, c: 4 * (n + 1) * (c + 1)),
         # OR-Tools' divide and conquer keeps O(C) int64 profiles.
         Contender(
             "ortools-dc",

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from contenders import CONTENDERS  # noqa: E402
-from workloads import partitioner_scale, public, seeds_scale  # noqa: E402
+from workloads import pareto_scale, partitioner_scale, public, seeds_scale  # noqa: E402
 
 RESULTS = HERE / "results"
 EXACT = {"ours-numpy", "ours-numpy-lowmem", "ours-torch-cpu", "ours-cuda-torch", "ours-cuda-triton", "ortools-dc"}
@@ -39,6 +39,7 @@ GROUP_CONTENDERS = {
     "partitioner": OURS + ["ours-torch-cpu", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "scipy-milp"],
     "seeds": OURS + ["ours-numpy-lowmem", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "ortools-dc"],
     "public": OURS + ["ortools-dc", "scipy-milp", "torch-sliding-hirschberg", "torch-dp", "torch-greedy"],
+    "pareto": ["ours-pareto-knee", "torch-dp-knee"],
 }
 
 
@@ -145,6 +146,11 @@ def run_child(name: str, wl: dict, repeats: int, args) -> dict:
 def judge(rows: list[dict], wl: dict) -> None:
     """Mark every run against the optimum: the known one, else what the exact contenders agree on."""
     ok = [r for r in rows if r["status"] == "ok"]
+    if wl["group"] == "pareto":  # the answer is a budget: the knees must agree
+        knees = {r["extra"]["knee"] for r in ok}
+        for r in ok:
+            r["verdict"] = f"knee {r['extra']['knee']:.4g}" + ("" if len(knees) == 1 else " (knees differ)")
+        return
     optimum = wl["optimum"]
     if optimum is None:
         exact = [r["value"] for r in ok if r["contender"] in EXACT and r["weight"] <= wl["capacity"]]
@@ -175,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small workloads and few repeats (about a minute)")
     ap.add_argument("--large", action="store_true", help="also n=2000, C=3.8e8 (the seeds' largest scale)")
     ap.add_argument("--threads", type=int, default=1, help="threads for every contender (default 1)")
-    ap.add_argument("--groups", default="partitioner,seeds,public")
+    ap.add_argument("--groups", default="partitioner,pareto,seeds,public")
     ap.add_argument("--contenders", default=None, help="comma-separated subset")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per contender run")
     ap.add_argument("--cell-budget", type=float, default=None, help="skip DP contenders above this n*C")
@@ -196,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     groups = {
         "partitioner": partitioner_scale(args.quick),
+        "pareto": pareto_scale(args.quick),
         "seeds": seeds_scale(args.quick, args.large),
         "public": public(args.quick),
     }

@@ -34,6 +34,11 @@ def partitioner_scale(quick: bool) -> list[dict]:
     return [_generated("partitioner", n, c) for n in ns for c in caps]
 
 
+def pareto_scale(quick: bool) -> list[dict]:
+    """The whole trade-off (knee search) at the partitioner's scale."""
+    return [_generated("pareto", n, 10_000) for n in ([500] if quick else [500, 2000])]
+
+
 def seeds_scale(quick: bool, large: bool = False) -> list[dict]:
     """The project seeds' scale: large capacities (the published n x W table blow-up)."""
     if quick:
