@@ -32,13 +32,17 @@ def _torch_solver(name: str):
     return run
 
 
-def _ours(device: str, backend: str, rows: int | None = None):
+def _ours(device: str, backend: str, low_memory: bool = False, dtype: str | None = None):
     def run(w, v, cap):
+        import torch
+
         import knapsack_gpu
 
-        # rows: a memory limit of that many 8-byte profile rows (the "few rows" setting).
-        limit = None if rows is None else rows * 8 * (cap + 1)
-        sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=limit)
+        # low_memory: the working set torch's sliding Hirschberg uses (four float32 rows) plus 8 MiB.
+        limit = 16 * (cap + 1) + (8 << 20) if low_memory else None
+        sol = knapsack_gpu.solve(
+            w, v, cap, device=device, backend=backend, memory_limit=limit, dtype=dtype and getattr(torch, dtype)
+        )
         run.last_stats = sol.stats
         return sol.value, sol.selected
 
@@ -134,7 +138,9 @@ CONTENDERS = {
     c.name: c
     for c in [
         Contender("ours-numpy", _ours("cpu", "numpy"), _always),
-        Contender("ours-numpy-lowmem", _ours("cpu", "numpy", rows=6), _always),
+        Contender("ours-numpy-lowmem", _ours("cpu", "numpy", low_memory=True), _always),
+        # float32 arithmetic, as torch's solvers use (honoured, possibly inexact): the like-for-like speed
+        Contender("ours-numpy-f32", _ours("cpu", "numpy", dtype="float32"), _always),
         Contender("ours-torch-cpu", _ours("cpu", "torch"), _always),
         Contender("ours-cuda-torch", _ours("cuda", "torch"), _cuda),
         Contender("ours-cuda-triton", _ours("cuda", "triton"), _cuda_triton),

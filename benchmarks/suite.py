@@ -37,7 +37,8 @@ OURS = [
 ]
 GROUP_CONTENDERS = {
     "partitioner": OURS + ["ours-torch-cpu", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "scipy-milp"],
-    "seeds": OURS + ["ours-numpy-lowmem", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "ortools-dc"],
+    "seeds": OURS
+    + ["ours-numpy-lowmem", "ours-numpy-f32", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "ortools-dc"],
     "public": OURS + ["ortools-dc", "scipy-milp", "torch-sliding-hirschberg", "torch-dp", "torch-greedy"],
     "pareto": ["ours-pareto-knee", "torch-dp-knee"],
 }
