@@ -41,13 +41,12 @@ import torch  # noqa: E402
 
 import knapsack_gpu  # noqa: E402
 from knapsack_gpu.backends import kernels, make_pass  # noqa: E402
-from knapsack_gpu.backtrack import bit_array  # noqa: E402
 from knapsack_gpu.memory import Meter, Workspace  # noqa: E402
 from knapsack_gpu.passes.base import Job  # noqa: E402
+from knapsack_gpu.passes.check import random_job, run_pass  # noqa: E402
 
 DEV = torch.device("cpu" if ARGS.smoke else "cuda")
 K = kernels()
-NP = {torch.int32: np.int32, torch.int64: np.int64, torch.float32: np.float32, torch.float64: np.float64}
 SIZE = {torch.int32: 4, torch.int64: 8, torch.float32: 4, torch.float64: 8}
 
 
@@ -65,29 +64,6 @@ def timed(fn, reps: int = 5) -> float:
     return statistics.median(times)
 
 
-def job(rng, m, length, dtype, max_w, cover=False):
-    w = rng.integers(0, max_w + 1, m).astype(np.int64)
-    v = rng.integers(1, 1000, m).astype(NP[dtype])
-    sentinel = None
-    if cover:
-        v = -v
-        sentinel = v.dtype.type(-np.inf if dtype.is_floating_point else -(int(-v.sum()) + 1))
-    return Job(w, v, length, cover, dtype, sentinel)
-
-
-def run_pass(name, j, record=True):
-    ws = Workspace(Meter(1 << 40, DEV))
-    p = make_pass(name, DEV, j.dtype, ws)
-    p.reserve(j.m, j.length)
-    bits = p.new_bits(j.m, j.length) if record else None
-    if bits is not None:
-        bits.fill_(0xA5)  # poison
-        if p.zero_bits:
-            bits.zero_()
-    f = p.run(j, bits).clone()
-    return f, bits, p, ws
-
-
 def check_kernels(rng) -> list[dict]:
     """Every kernel path against the torch pass, bit for bit, on random jobs, both modes, all dtypes."""
     rows = []
@@ -96,10 +72,10 @@ def check_kernels(rng) -> list[dict]:
         for cover in (False, True):
             for m, length in sizes:
                 for max_w in (length // 3, K.tile.HALO_MAX // 4):
-                    j = job(rng, m, length, dtype, max(1, max_w), cover)
-                    f1, b1, *_ = run_pass("triton", j)
-                    f2, b2, *_ = run_pass("torch", j)
-                    same = torch.equal(f1, f2) and np.array_equal(bit_array(b1, m, length), bit_array(b2, m, length))
+                    j = random_job(rng, m, length, dtype, cover, max(1, max_w))
+                    f1, b1 = run_pass("triton", j, DEV)
+                    f2, b2 = run_pass("torch", j, DEV)
+                    same = torch.equal(f1, f2) and np.array_equal(b1, b2)
                     rows.append(
                         {
                             "check": "kernel==torch",
@@ -150,7 +126,7 @@ def check_int64_offsets() -> dict:
     length = (1 << 31) + 4097 if not ARGS.smoke else 5000
     w = length - 3000
     j = Job(np.array([w], dtype=np.int64), np.array([7], dtype=np.int32), length, False, torch.int32)
-    f, *_ = run_pass("triton", j, record=False)
+    f, _ = run_pass("triton", j, DEV, record=False)
     expect_hi = f[w:].min().item() == 7 and f[w:].max().item() == 7
     expect_lo = f[:w].max().item() == 0
     return {"check": "offsets past 2**31", "length": length, "ok": bool(expect_hi and expect_lo)}
@@ -180,7 +156,7 @@ def throughput(rng, bandwidth: float) -> list[dict]:
                         max_w = max(1, K.tile.HALO_MAX // k) if weights == "light" else max(1, cap // 100)
                         if weights == "1% of C" and k > 1:
                             continue  # heavy for tiles: the planner sends them to kernel 1 whatever k is
-                        j = job(rng, m, cap + 1, dtype, max_w)
+                        j = random_job(rng, m, cap + 1, dtype, False, max_w, extremes=False)
                         for record in (False, True):
                             ws = Workspace(Meter(1 << 40, DEV))
                             p = make_pass("triton", DEV, dtype, ws)

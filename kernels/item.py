@@ -12,6 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
+from .common import load_item, relax, source
+
 # 1024 elements and 4 warps per program: the usual streaming-kernel setting (8 elements per thread, 4-8 KB in flight
 # per program); not tuned on a device yet, benchmarks/gpu_check.py measures it against the copy bandwidth.
 BLOCK = 1024
@@ -37,25 +39,11 @@ def _item_kernel(
 ):
     pid = tl.program_id(0).to(tl.int64)  # capacities reach 1e9 and more: offsets in int64
     c = pid * BLOCK + tl.arange(0, BLOCK)
-    w = tl.load(w_ptr + j)
-    v = tl.load(v_ptr + j)
-    lo = tl.load(lo_ptr + j)
-    hi = tl.load(hi_ptr + j)
+    w, v, lo, hi = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, j)
     inside = c < length
     old = tl.load(src_ptr + c, mask=inside, other=0)
-    upd = (c >= lo) & (c <= hi)
-    if COVER:
-        src = tl.maximum(c - w, 0)  # covering more than needed: the source saturates at u(0)
-    else:
-        src = c - w
-    cand = tl.load(src_ptr + src, mask=upd, other=0) + v
-    if COVER:
-        take = upd & (cand >= old)
-    else:
-        take = upd & (cand > old)
-    new = tl.where(take, cand, old)
-    if not COVER:
-        new = tl.where(c > hi, tl.load(tail_ptr + j), new)
+    cand = tl.load(src_ptr + source(c, w, COVER), mask=(c >= lo) & (c <= hi), other=0) + v
+    new, take = relax(old, cand, c, lo, hi, tl.load(tail_ptr + j), COVER)
     tl.store(dst_ptr + c, new, mask=inside)
     if RECORD:
         shift = j % 8

@@ -12,6 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
+from .common import load_item, relax, source
+
 # Up to 16384 capacities in one program: 32 values a thread at 16 warps (64 registers for 8-byte values).
 MAX_LENGTH = 16384
 
@@ -34,30 +36,16 @@ def _small_kernel(
     RECORD: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
-    c = tl.arange(0, BLOCK).to(tl.int64)
+    c = tl.arange(0, BLOCK)  # int32: at most MAX_LENGTH capacities, and fewer registers than int64
     cur = tl.load(src_ptr + c, mask=c < length, other=0)
     acc = tl.zeros([BLOCK], dtype=tl.uint8)
     for j in range(m):
-        w = tl.load(w_ptr + j)
-        v = tl.load(v_ptr + j)
-        lo = tl.load(lo_ptr + j)
-        hi = tl.load(hi_ptr + j)
+        w, v, lo, hi = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, j)
         buf = scratch_ptr + (j % 2) * BLOCK
         tl.store(buf + c, cur)
         tl.debug_barrier()
-        if COVER:
-            s = tl.maximum(c - w, 0)
-        else:
-            s = c - w
-        upd = (c >= lo) & (c <= hi)
-        cand = tl.load(buf + s, mask=upd, other=0) + v
-        if COVER:
-            take = upd & (cand >= cur)
-        else:
-            take = upd & (cand > cur)
-        cur = tl.where(take, cand, cur)
-        if not COVER:
-            cur = tl.where(c > hi, tl.load(tail_ptr + j), cur)
+        cand = tl.load(buf + source(c, w, COVER), mask=(c >= lo) & (c <= hi), other=0) + v
+        cur, take = relax(cur, cand, c, lo, hi, tl.load(tail_ptr + j), COVER)
         if RECORD:
             acc = acc | (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
             if ((j % 8) == 7) | (j == m - 1):

@@ -16,6 +16,8 @@ import torch
 import triton
 import triton.language as tl
 
+from .common import load_item, relax, source
+
 # 8192 values per tile: 32 (int32) to 64 (int64) registers a thread at 8 warps. A halo of at most a quarter keeps
 # at least 75% of every load useful. Items heavier than that go to kernel 1. Not yet tuned on a device.
 BLOCK = 8192
@@ -59,27 +61,15 @@ def _tile_kernel(
         tl.debug_barrier()  # the previous tile's last reads of the scratch are done
         for i in range(k):
             j = j0 + i
-            w = tl.load(w_ptr + j)
-            v = tl.load(v_ptr + j)
-            lo = tl.load(lo_ptr + j)
-            hi = tl.load(hi_ptr + j)
+            w, v, lo, hi = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, j)
             buf = scratch + (i % 2) * BLOCK
             tl.store(buf + x, cur)
             tl.debug_barrier()
-            if COVER:
-                s = tl.maximum(c - w, 0) - base
-            else:
-                s = x - w
-            # s < 0: the source lies below this tile's region; such cells are in the halo, never output.
-            upd = (c >= lo) & (c <= hi) & (s >= 0)
-            cand = tl.load(buf + s, mask=upd, other=0) + v
-            if COVER:
-                take = upd & (cand >= cur)
-            else:
-                take = upd & (cand > cur)
-            cur = tl.where(take, cand, cur)
-            if not COVER:
-                cur = tl.where(c > hi, tl.load(tail_ptr + j), cur)
+            s = source(c, w, COVER) - base  # local index of the candidate's source
+            # s < 0: the source lies below this tile's region. Such cells are halo cells that are not exact yet
+            # whatever they hold, and never reach the output (there s >= halo - w >= 0).
+            cand = tl.load(buf + s, mask=(c >= lo) & (c <= hi) & (s >= 0), other=0) + v
+            cur, take = relax(cur, cand, c, lo, hi, tl.load(tail_ptr + j), COVER)
             if RECORD:
                 acc = acc | (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
         out = (x >= halo) & (c < length)

@@ -165,6 +165,10 @@ class Workspace:
             self._buffers[name] = buf
         return buf[:numel]
 
+    def buffers(self) -> dict[str, torch.Tensor]:
+        """The live buffers by name (to inspect or poison in tests)."""
+        return dict(self._buffers)
+
     def nbytes(self, name: str) -> int:
         buf = self._buffers.get(name)
         return 0 if buf is None else buf.numel() * buf.element_size()

@@ -88,50 +88,33 @@ def _object_array(arr: np.ndarray, name: str) -> np.ndarray:
     return arr.astype(np.float64)
 
 
-def _first(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask)[0])
+def _reject(arr: np.ndarray, bad: np.ndarray, name: str, why: str) -> None:
+    """Raise ValueError naming the first flagged entry."""
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}[{i}] = {arr[i]}: {why}")
 
 
 def _check_values(values: np.ndarray) -> tuple[np.ndarray, bool]:
-    if values.dtype.kind == "f":
-        v = values.astype(np.float64, copy=False)
-        bad = ~np.isfinite(v)
-        if bad.any():
-            i = _first(bad)
-            raise ValueError(f"values[{i}] = {v[i]}: values must be finite")
-        if (v < 0).any():
-            i = _first(v < 0)
-            raise ValueError(f"values[{i}] = {v[i]}: values must be >= 0")
-        whole = bool(np.all(v == np.floor(v))) and (v.size == 0 or float(v.max()) <= MAX_EXACT_FLOAT_INT)
-        if whole:
-            return v.astype(np.int64), True
-        return v, False
-    if values.dtype.kind == "u" and values.size and int(values.max()) >= 2**63:
-        i = _first(values >= np.uint64(2**63))
-        raise ValueError(f"values[{i}] = {values[i]} does not fit in int64: exact arithmetic stops at 2**63")
-    v = values.astype(np.int64)
-    if (v < 0).any():
-        i = _first(v < 0)
-        raise ValueError(f"values[{i}] = {v[i]}: values must be >= 0")
-    return v, True
+    if values.dtype.kind == "u":
+        _reject(values, values >= np.uint64(2**63), "values", "does not fit in int64: exact arithmetic stops at 2**63")
+    if values.dtype.kind != "f":
+        v = values.astype(np.int64)
+        _reject(v, v < 0, "values", "values must be >= 0")
+        return v, True
+    v = values.astype(np.float64, copy=False)
+    _reject(v, ~np.isfinite(v), "values", "values must be finite")
+    _reject(v, v < 0, "values", "values must be >= 0")
+    whole = bool(np.all(v == np.floor(v))) and (v.size == 0 or float(v.max()) <= MAX_EXACT_FLOAT_INT)
+    return (v.astype(np.int64), True) if whole else (v, False)
 
 
 def _check_weights(weights: np.ndarray) -> np.ndarray:
     if weights.dtype.kind == "f":
-        bad = ~np.isfinite(weights)
-        if bad.any():
-            i = _first(bad)
-            raise ValueError(f"weights[{i}] = {weights[i]}: weights must be finite whole numbers")
-        frac = weights != np.floor(weights)
-        if frac.any():
-            i = _first(frac)
-            raise ValueError(f"weights[{i}] = {weights[i]}: weights must be whole numbers")
-    if (weights < 0).any():
-        i = _first(weights < 0)
-        raise ValueError(f"weights[{i}] = {weights[i]}: weights must be >= 0")
-    if weights.size and float(weights.max()) >= MAX_WEIGHT:
-        i = _first(weights >= MAX_WEIGHT)
-        raise ValueError(f"weights[{i}] = {weights[i]}: weights must be < 2**62")
+        _reject(weights, ~np.isfinite(weights), "weights", "weights must be finite whole numbers")
+        _reject(weights, weights != np.floor(weights), "weights", "weights must be whole numbers")
+    _reject(weights, weights < 0, "weights", "weights must be >= 0")
+    _reject(weights, weights >= MAX_WEIGHT, "weights", "weights must be < 2**62")
     return weights.astype(np.int64)
 
 

@@ -13,9 +13,8 @@ from conftest import HAS_CUDA, HAS_TRITON
 from oracle import assert_feasible, assert_value
 
 import knapsack_gpu
-from knapsack_gpu.backtrack import bit_array
 from knapsack_gpu.memory import Meter, Workspace
-from knapsack_gpu.passes.base import Job
+from knapsack_gpu.passes.check import random_job, run_pass
 from knapsack_gpu.recover import bits_bytes, min_bytes
 from knapsack_gpu.reference import brute_force, reference_dp
 
@@ -23,7 +22,6 @@ pytestmark = pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed"
 
 DEVICE = "cuda" if HAS_CUDA else "cpu"
 DTYPES = [torch.int32, torch.int64, torch.float32, torch.float64]
-NP = {torch.int32: np.int32, torch.int64: np.int64, torch.float32: np.float32, torch.float64: np.float64}
 
 
 @pytest.fixture(params=["small", "item", "tile"])
@@ -43,42 +41,14 @@ def kernel_path(request, monkeypatch):
     return request.param
 
 
-def make_job(rng, m, length, dtype, cover, max_w=None):
-    max_w = max_w if max_w is not None else max(2, length // 3)
-    w = rng.integers(0, max_w + 1, m)
-    w[rng.random(m) < 0.15] = length - 1  # w = C
-    w[rng.random(m) < 0.1] = length + 3  # w > C
-    v = rng.integers(1, 60, m).astype(np.float64) + (0.5 if dtype.is_floating_point else 0)
-    values = v.astype(NP[dtype])
-    sentinel = None
-    if cover:
-        values = -values
-        sentinel = values.dtype.type(-np.inf if dtype.is_floating_point else -(int(v.sum()) + 1))
-    return Job(w.astype(np.int64), values, length, cover, dtype, sentinel)
-
-
-def run(name, job):
-    dev = torch.device(DEVICE)
-    ws = Workspace(Meter(1 << 30, dev))
-    p = knapsack_gpu.backends.make_pass(name, dev, job.dtype, ws)
-    # Poison every buffer the pass takes: a cell it reads before writing shows up as a wrong profile or bit.
-    for buf in ("row", "row2", "scratch", "cand"):
-        t = ws.get(buf, 4 * job.length + 4096, job.dtype)
-        t.fill_(torch.finfo(job.dtype).min if job.dtype.is_floating_point else torch.iinfo(job.dtype).min)
-    bits = p.new_bits(job.m, job.length)
-    bits.fill_(0xA5)
-    profile = p.run(job, bits).clone()
-    return profile.cpu(), bit_array(bits, job.m, job.length)
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("cover", [False, True], ids=["standard", "cover"])
 def test_kernels_match_torch_pass(kernel_path, dtype, cover):
     rng = np.random.default_rng(5)
     for m, length in [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333)]:
-        job = make_job(rng, m, length, dtype, cover)
-        f_triton, b_triton = run("triton", job)
-        f_torch, b_torch = run("torch", job)
+        job = random_job(rng, m, length, dtype, cover)
+        f_triton, b_triton = run_pass("triton", job, DEVICE)
+        f_torch, b_torch = run_pass("torch", job, DEVICE)
         assert torch.equal(f_triton, f_torch), (m, length)
         assert np.array_equal(b_triton, b_torch), (m, length)
 
@@ -94,12 +64,12 @@ def test_tile_runs_of_k_items_equal_k_single_passes(k, monkeypatch):
     monkeypatch.setattr(kern.tile, "MAX_PROGRAMS", 3)
     rng = np.random.default_rng(k)
     for dtype in (torch.int32, torch.float64):
-        job = make_job(rng, 16, 301, dtype, cover=bool(k % 2), max_w=30 // k)
+        job = random_job(rng, 16, 301, dtype, cover=bool(k % 2), max_w=30 // k)
         job.weights[job.weights > 30 // k] = 30 // k  # all light: runs of exactly k (plane-aligned)
         groups = kern.plan_groups(job.weights.tolist(), record=True)
         assert max(c for _, c in groups) == min(k, 8)
-        f_triton, b_triton = run("triton", job)
-        f_torch, b_torch = run("torch", job)
+        f_triton, b_triton = run_pass("triton", job, DEVICE)
+        f_torch, b_torch = run_pass("torch", job, DEVICE)
         assert torch.equal(f_triton, f_torch)
         assert np.array_equal(b_triton, b_torch)
 
