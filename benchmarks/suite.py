@@ -202,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="threads for every contender (default 1)")
     ap.add_argument("--groups", default="partitioner,pareto,seeds,public")
     ap.add_argument("--contenders", default=None, help="comma-separated subset")
+    ap.add_argument("--workloads", default=None, help="comma-separated id prefixes to run (e.g. kplib/,pisinger/)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per contender run")
     ap.add_argument("--cell-budget", type=float, default=None, help="skip DP contenders above this n*C")
     ap.add_argument("--out", default=None, help="results file stem (default suite or suite-quick)")
@@ -231,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for group in args.groups.split(","):
         for wl in groups[group]:
+            if args.workloads and not wl["id"].startswith(tuple(args.workloads.split(","))):
+                continue
             wl_rows = []
             for name in GROUP_CONTENDERS[group]:
                 if only and name not in only:

@@ -65,7 +65,7 @@ class Recovery:
             self.stats.strategy = "bits"
             self._start(job.m)
             p.reserve(job.m, L)
-            return self._leaf(job, L - 1)
+            return self._leaf(self._sub(0, job.m, L, target=L - 1), L - 1)
         need = min_bytes(p, job.m, L)
         if need > self.limit:
             raise MemoryError(
@@ -108,9 +108,9 @@ class Recovery:
         if self.p.progress is not None:
             self.p.progress.start(item_passes)
 
-    def _sub(self, lo: int, hi: int, length: int) -> Job:
+    def _sub(self, lo: int, hi: int, length: int, target: int | None = None) -> Job:
         j = self.job
-        return Job(j.weights[lo:hi], j.values[lo:hi], length, j.cover, j.dtype, j.sentinel)
+        return Job(j.weights[lo:hi], j.values[lo:hi], length, j.cover, j.dtype, j.sentinel, target)
 
     def _forward(self, job: Job, bits=None):
         self.stats.passes += 1
@@ -162,7 +162,7 @@ class Recovery:
         length = min(cap, total) + 1
         if self._recordable(length) >= m:
             self.stats.depth = max(self.stats.depth, depth)
-            chosen, _ = self._leaf(self._sub(lo, hi, length), length - 1)
+            chosen, _ = self._leaf(self._sub(lo, hi, length, target=length - 1), length - 1)
             return [lo + i for i in chosen]
         return self._split(lo, hi, cap, depth)[0]
 

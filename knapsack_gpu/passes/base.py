@@ -18,7 +18,7 @@ packs a group of eight with two vector ops and a GPU kernel accumulates a group 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -56,6 +56,8 @@ class Job:
         cover: complement mode.
         dtype: DP dtype.
         sentinel: cover mode's "cannot cover" value (most negative the DP may meet); unused in standard mode.
+        target: when set, only the value at this capacity is wanted (a bit-table leaf): items skip the capacities
+            no backtrack from ``target`` can reach, and the rest of the final profile is not meaningful.
     """
 
     weights: np.ndarray
@@ -64,7 +66,7 @@ class Job:
     cover: bool
     dtype: torch.dtype
     sentinel: object = None
-    meta: dict = field(default_factory=dict)
+    target: int | None = None
 
     @property
     def m(self) -> int:
@@ -75,8 +77,15 @@ class Job:
         L = self.length
         w = self.weights
         # Capping weights at L keeps the cumulative sum in int64 and does not change min(L - 1, W_j).
-        hi = np.minimum(np.cumsum(np.minimum(w, L)), L - 1)
+        capped = np.cumsum(np.minimum(w, L))
+        hi = np.minimum(capped, L - 1)
         lo = np.zeros_like(w) if self.cover else w
+        if self.target is not None:
+            # Only f(target) is wanted: a backtrack from target meets item j at c >= target - (weight after j),
+            # and every read of item j's update lies above that bound for item j - 1. (A capped weight only
+            # hides bounds that are <= 0 anyway.)
+            after = capped[-1] - capped if w.size else capped
+            lo = np.maximum(lo, self.target - after)
         cells = int(np.maximum(hi - lo + 1, 0).sum())
         np_dtype = self.values.dtype
         wide = np.float64 if np_dtype.kind == "f" else np.int64

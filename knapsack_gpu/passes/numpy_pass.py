@@ -147,12 +147,12 @@ class NumpyPass(ForwardPass):
                 np.maximum(cur, cand, out=cur)
                 b = a
             if cover:
-                # Clamped part, d in [0, min(w, hi + 1)): the source is u(0) = 0, so the candidate is -v itself.
+                # Clamped part, d in [lo, min(w, hi + 1)): the source is u(0) = 0, so the candidate is -v itself.
                 b = w if w < hi + 1 else hi + 1
-                while b > 0:
+                while b > lo:
                     a = (b - chunk + 7) & ~7
-                    if a < 0:
-                        a = 0
+                    if a < lo:
+                        a = lo
                     cur = row[a:b]
                     if rec is not None:
                         rec.record(np.greater_equal, v, cur, a, b)

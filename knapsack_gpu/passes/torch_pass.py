@@ -64,10 +64,11 @@ class TorchPass(ForwardPass):
                 torch.maximum(cur, cand, out=cur)
             if cover:
                 k = min(w, hi + 1)
-                cur = row[:k]
-                if record:
-                    torch.le(cur, v, out=st[:k])
-                cur.clamp_(min=v)
+                if k > lo:
+                    cur = row[lo:k]
+                    if record:
+                        torch.le(cur, v, out=st[lo:k])
+                    cur.clamp_(min=v)
             if record and ((j & 7) == 7 or j == m - 1):
                 k = (j & 7) + 1
                 group = stage[:k].view(torch.int64)
