@@ -1,7 +1,9 @@
 """Time one contender on one workload in a process of its own, so that its peak memory is its own.
 
-    python benchmarks/child.py CONTENDER WORKLOAD_JSON REPEATS THREADS
+    python benchmarks/child.py CONTENDER WORKLOAD_JSON REPEATS THREADS [WARMUP]
 
+With WARMUP=1 one untimed run comes first (its time is reported as cold_s): the first solve in a process pays for
+imports, kernel loading and first touch of fresh memory (~1.5 s/GB on the VM), which says nothing about the solver.
 Prints one JSON line: seconds of each repeat, the selection's exact value and weight, the peak RSS of this process
 (VmHWM) and the peak before the first solve (imports and the instance), and the solver's own stats where it has
 them. Thread counts are pinned before torch is imported.
@@ -30,6 +32,7 @@ def peak_rss() -> int:
 
 def main() -> None:
     name, workload, repeats, threads = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    warmup = len(sys.argv) > 5 and sys.argv[5] == "1"
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(threads)
     import numpy as np
@@ -44,18 +47,23 @@ def main() -> None:
     w, v, cap = load(workload["source"])
     rss_before = peak_rss()
     times = []
-    for _ in range(repeats):
+    cold = None
+    for k in range(repeats + warmup):
         t0 = time.perf_counter()
         result = contender.run(w, v, cap)
         selected = result[1]
         if torch.cuda.is_available():
             torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
+        if warmup and k == 0:
+            cold = time.perf_counter() - t0
+        else:
+            times.append(time.perf_counter() - t0)
     selected = sorted(int(i) for i in selected)
     integral = np.asarray(v).dtype.kind in "iu"
     value = int(np.asarray(v)[selected].astype(object).sum()) if integral else math.fsum(np.asarray(v)[selected])
     out = {
         "seconds": times,
+        "cold_s": cold,
         "value": value,
         "weight": int(np.asarray(w)[selected].sum()),
         "capacity": cap,

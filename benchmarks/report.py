@@ -145,18 +145,27 @@ def plots(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> list[str]:
     return made
 
 
+def _commits(meta: dict) -> str:
+    """The commit of a single run, or each merged run's commit and how many workloads it measured."""
+    runs = meta.get("runs")
+    if not runs:
+        return meta["git_commit"]
+    return ", ".join(f"{r['git_commit']} ({r['workloads']} workloads)" for r in runs)
+
+
 def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
     v = meta["versions"]
     head = [
         f"# Benchmark suite ({stem})",
         "",
-        f"{meta['timestamp']}, commit {meta['git_commit']}: {meta['cpu']}, {meta['cores']} cores, "
+        f"{meta['timestamp']}, commit {_commits(meta)}: {meta['cpu']}, {meta['cores']} cores, "
         f"{meta['memory_bytes'] / 2**30:.0f} GiB, GPU: {meta['gpu'] or 'none'}; {meta['threads']} thread(s) for every "
         f"contender; copy bandwidth {meta['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s.",
         f"python {v['python']}, torch {v['torch']}, numpy {v['numpy']}, triton {v['triton']}, scipy {v['scipy']}, "
         f"ortools {v['ortools']}.",
         "",
-        "Medians of the repeats shown; peak RSS is the contender's whole process (python + torch included);",
+        "Medians of the repeats shown, after one untimed warm-up run per contender where n*C <= 1e9 (beyond that the",
+        "first, cold run is among the repeats); peak RSS is the contender's whole process (python + torch included);",
         "solver peak is knapsack_gpu's own accounting of its buffers. `result` checks each answer against the known",
         "optimum (public instances) or the exact contenders' (ours, OR-Tools), and feasibility separately.",
         "",

@@ -128,12 +128,17 @@ def skip_reason(name: str, wl: dict, args) -> str | None:
     return None
 
 
+WARMUP_CELLS = 10**9  # up to here every contender gets one untimed run first; beyond, a warm-up would double hours
+
+
 def run_child(name: str, wl: dict, repeats: int, args) -> dict:
+    warmup = wl["n"] * wl["capacity"] <= WARMUP_CELLS
     cmd = [sys.executable, str(HERE / "child.py"), name, json.dumps(wl), str(repeats), str(args.threads)]
+    cmd.append(str(int(warmup)))
     # A MIP on instances built to defeat branch and bound can run for hours: it gets a shorter leash.
     timeout = min(args.timeout, 60) if name == "scipy-milp" else args.timeout
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * repeats)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * (repeats + warmup))
     except subprocess.TimeoutExpired:
         return {"status": f"timeout after {timeout} s"}
     if p.returncode != 0:
@@ -180,15 +185,18 @@ def summarize(r: dict) -> dict:
 
 
 def merge(paths: list[str], stem: str) -> int:
-    """Combine result files (later files replace earlier ones' groups) into one JSON and one report."""
+    """Combine result files into one JSON and one report: a later file's rows replace earlier rows of the same
+    workloads, and every row keeps the commit it was measured at."""
     from report import write_report
 
     metas, rows = [], []
     for path in paths:
         data = json.loads(Path(path).read_text())
-        groups = {r["group"] for r in data["rows"]}
-        rows = [r for r in rows if r["group"] not in groups] + data["rows"]
-        metas.append({**data["meta"], "groups": sorted(groups)})
+        commit = data["meta"]["git_commit"]
+        new = [{"commit": commit, **r} for r in data["rows"]]
+        ids = {r["workload"] for r in new}
+        rows = [r for r in rows if r["workload"] not in ids] + new
+        metas.append({**data["meta"], "workloads": len(ids)})
     meta = {**metas[-1], "runs": metas}
     (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(write_report(meta, rows, RESULTS, stem))
