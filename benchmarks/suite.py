@@ -186,20 +186,19 @@ def summarize(r: dict) -> dict:
 
 def merge(paths: list[str], stem: str) -> int:
     """Combine result files into one JSON and one report: a later file's rows replace earlier rows of the same
-    workloads, and every row keeps the commit it was measured at."""
+    workload and contender, and every row keeps the commit it was measured at."""
     from report import write_report
 
-    metas, rows = [], []
+    metas, rows = [], {}  # (workload, contender) -> row; a replaced row keeps its place in the tables
     for path in paths:
         data = json.loads(Path(path).read_text())
         commit = data["meta"]["git_commit"]
-        new = [{"commit": commit, **r} for r in data["rows"]]
-        ids = {r["workload"] for r in new}
-        rows = [r for r in rows if r["workload"] not in ids] + new
-        metas.append({**data["meta"], "workloads": len(ids)})
+        for r in data["rows"]:
+            rows[r["workload"], r["contender"]] = {"commit": commit, **r}
+        metas.append({**data["meta"], "workloads": len({r["workload"] for r in data["rows"]})})
     meta = {**metas[-1], "runs": metas}
-    (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    print(write_report(meta, rows, RESULTS, stem))
+    (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": list(rows.values())}, indent=1))
+    print(write_report(meta, list(rows.values()), RESULTS, stem))
     return 0
 
 
@@ -210,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="threads for every contender (default 1)")
     ap.add_argument("--groups", default="partitioner,pareto,seeds,public")
     ap.add_argument("--contenders", default=None, help="comma-separated subset")
-    ap.add_argument("--workloads", default=None, help="comma-separated id prefixes to run (e.g. kplib/,pisinger/)")
+    ap.add_argument("--workloads", default=None, help="comma-separated id substrings to run (e.g. kplib/,_c_1000000_)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per contender run")
     ap.add_argument("--cell-budget", type=float, default=None, help="skip DP contenders above this n*C")
     ap.add_argument("--out", default=None, help="results file stem (default suite or suite-quick)")
@@ -240,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for group in args.groups.split(","):
         for wl in groups[group]:
-            if args.workloads and not wl["id"].startswith(tuple(args.workloads.split(","))):
+            if args.workloads and not any(part in wl["id"] for part in args.workloads.split(",")):
                 continue
             wl_rows = []
             for name in GROUP_CONTENDERS[group]:
