@@ -243,7 +243,11 @@ def __getattr__(name: str):
     if name in ("RecordingRuntimeEstimator", "KnapsackSolver"):
         estimator_cls, solver_cls = _classes()
         return estimator_cls if name == "RecordingRuntimeEstimator" else solver_cls
-    raise AttributeError(name)
+    if name in ("pareto", "Pareto", "plot_pareto"):  # the trade-off lives in pareto.py, which imports this module
+        from . import pareto
+
+        return getattr(pareto, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @lru_cache(maxsize=1)

@@ -13,7 +13,6 @@ import pytest
 import torch
 
 import knapsack_gpu.partitioner as kp
-from knapsack_gpu.pareto import pareto, plot_pareto
 from knapsack_gpu.reference import brute_force
 
 tk = pytest.importorskip("torch._functorch._activation_checkpointing.knapsack")
@@ -135,7 +134,7 @@ def test_cuda_failure_falls_back_to_cpu_with_a_warning(monkeypatch, caplog):
 def test_pareto_matches_dp_knapsack_at_every_budget_and_its_knee():
     rng = np.random.default_rng(3)
     q, memory, runtimes, _ = random_instance(rng, 50, 500)
-    front = pareto(memory, runtimes)
+    front = kp.pareto(memory, runtimes, scale=10000)  # re-exported from knapsack_gpu.pareto
     for b in range(0, int(q.sum()) + 1, 7):
         value, saved, _ = tk.dp_knapsack(memory, runtimes, b / 10000)
         assert front.runtime[b] == value
@@ -158,9 +157,9 @@ def test_plot_pareto(tmp_path, suffix):
     pytest.importorskip("matplotlib")
     rng = np.random.default_rng(4)
     _, memory, runtimes, _ = random_instance(rng, 30, 300)
-    front = pareto(memory, runtimes)
+    front = kp.pareto(memory, runtimes)
     out = tmp_path / f"front.{suffix}"
-    plot_pareto(front, str(out), knee=front.knee(max_budget=0.03))
+    kp.plot_pareto(front, str(out), knee=front.knee(max_budget=0.03))
     assert out.stat().st_size > 1000
 
 
@@ -247,3 +246,8 @@ def test_importing_the_package_stays_cheap():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(r.stdout) == []
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'frontier'"):
+        kp.frontier  # noqa: B018
