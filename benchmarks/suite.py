@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--large", action="store_true", help="also n=2000, C=3.8e8 (the seeds' largest scale)")
     ap.add_argument("--threads", type=int, default=1, help="threads for every contender (default 1)")
     ap.add_argument("--groups", default="partitioner,pareto,seeds,public")
-    ap.add_argument("--contenders", default=None, help="comma-separated subset")
+    ap.add_argument("--contenders", default=None, help="contenders to run instead of each group's line-up")
     ap.add_argument("--workloads", default=None, help="comma-separated id substrings to run (e.g. kplib/,_c_1000000_)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per contender run")
     ap.add_argument("--cell-budget", type=float, default=None, help="skip DP contenders above this n*C")
@@ -223,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     args.cell_budget = args.cell_budget or (5e9 if args.quick else 1.3e11)
     args.memory_budget = int(0.75 * meminfo_total())
     stem = args.out or ("suite-quick" if args.quick else "suite")
-    only = set(args.contenders.split(",")) if args.contenders else None
+    # --contenders: exactly these, in this order, even outside a group's usual line-up (e.g. a low-memory run).
+    only = args.contenders.split(",") if args.contenders else None
+    unknown = set(only or ()) - set(CONTENDERS)
+    if unknown:
+        ap.error(f"unknown contenders: {', '.join(sorted(unknown))}; known: {', '.join(CONTENDERS)}")
 
     meta = machine(args.threads)
     print(
@@ -242,9 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.workloads and not any(part in wl["id"] for part in args.workloads.split(",")):
                 continue
             wl_rows = []
-            for name in GROUP_CONTENDERS[group]:
-                if only and name not in only:
-                    continue
+            for name in only or GROUP_CONTENDERS[group]:
                 base = {
                     "workload": wl["id"],
                     "group": group,
