@@ -28,7 +28,7 @@ def _note(r: dict, bandwidth: float) -> str:
         if st.get("cell_updates") and r["median_s"] > 0:
             rate = st["cell_updates"] / r["median_s"]
             # A cell update reads f(c) and f(c - w) and writes f(c): three values through memory at most.
-            share = rate * 3 * ITEMSIZE.get(st["dtype"], 8) / bandwidth
+            share = rate * 3 * ITEMSIZE.get(st["dtype"], 8) / r.get("copy_bandwidth", bandwidth)
             parts.append(f"{rate:.3g} cells/s, {share:.0%} of copy bw")
     return "; ".join(p for p in parts if p)
 
@@ -160,6 +160,13 @@ def _commits(meta: dict) -> str:
     return ", ".join(f"{r['git_commit']} ({r['workloads']} workloads)" for r in runs)
 
 
+def _bandwidth(meta: dict) -> str:
+    """The run's measured copy bandwidth, or the range over merged runs (each row is rated against its own)."""
+    bws = [r["copy_bandwidth_bytes_per_s"] for r in meta.get("runs", [meta])]
+    lo, hi = min(bws) / 1e9, max(bws) / 1e9
+    return f"{lo:.1f} GB/s" if hi - lo < 0.05 else f"{lo:.1f}-{hi:.1f} GB/s by run"
+
+
 def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
     v = meta["versions"]
     head = [
@@ -167,7 +174,7 @@ def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
         "",
         f"{meta['timestamp']}, commit {_commits(meta)}: {meta['cpu']}, {meta['cores']} cores, "
         f"{meta['memory_bytes'] / 2**30:.0f} GiB, GPU: {meta['gpu'] or 'none'}; {meta['threads']} thread(s) for every "
-        f"contender; copy bandwidth {meta['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s.",
+        f"contender; copy bandwidth {_bandwidth(meta)}.",
         f"python {v['python']}, torch {v['torch']}, numpy {v['numpy']}, triton {v['triton']}, scipy {v['scipy']}, "
         f"ortools {v['ortools']}.",
         "",

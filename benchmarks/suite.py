@@ -186,15 +186,15 @@ def summarize(r: dict) -> dict:
 
 def merge(paths: list[str], stem: str) -> int:
     """Combine result files into one JSON and one report: a later file's rows replace earlier rows of the same
-    workload and contender, and every row keeps the commit it was measured at."""
+    workload and contender, and every row keeps the commit and the copy bandwidth of the run that measured it."""
     from report import write_report
 
     metas, rows = [], {}  # (workload, contender) -> row; a replaced row keeps its place in the tables
     for path in paths:
         data = json.loads(Path(path).read_text())
-        commit = data["meta"]["git_commit"]
+        run = {"commit": data["meta"]["git_commit"], "copy_bandwidth": data["meta"]["copy_bandwidth_bytes_per_s"]}
         for r in data["rows"]:
-            rows[r["workload"], r["contender"]] = {"commit": commit, **r}
+            rows[r["workload"], r["contender"]] = {**run, **r}
         metas.append({**data["meta"], "workloads": len({r["workload"] for r in data["rows"]})})
     meta = {**metas[-1], "runs": metas}
     (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": list(rows.values())}, indent=1))

@@ -46,8 +46,9 @@ def row(workload: str, contender: str, seconds: float, verdict: str = "optimal",
     }
 
 
-def write(path: Path, commit: str, rows: list[dict]) -> str:
-    path.write_text(json.dumps({"meta": {**META, "git_commit": commit}, "rows": rows}))
+def write(path: Path, commit: str, rows: list[dict], bandwidth: float = 24e9) -> str:
+    meta = {**META, "git_commit": commit, "copy_bandwidth_bytes_per_s": bandwidth}
+    path.write_text(json.dumps({"meta": meta, "rows": rows}))
     return str(path)
 
 
@@ -59,7 +60,7 @@ def test_merge_replaces_rows_per_workload_and_contender_in_place(tmp_path, monke
         "aaaa",
         [row("w1", "ours-numpy", 1.0, cells=10**9), row("w1", "torch-dp", 4.0), row("w2", "ours-numpy", 2.0)],
     )
-    second = write(tmp_path / "b.json", "bbbb", [row("w1", "ours-numpy", 0.5, cells=10**9)])
+    second = write(tmp_path / "b.json", "bbbb", [row("w1", "ours-numpy", 0.5, cells=10**9)], bandwidth=12e9)
     assert suite.merge([first, second], "merged") == 0
     rows = json.loads((tmp_path / "merged.json").read_text())["rows"]
     assert [(r["workload"], r["contender"], r["commit"]) for r in rows] == [
@@ -69,9 +70,10 @@ def test_merge_replaces_rows_per_workload_and_contender_in_place(tmp_path, monke
     ]
     md = (tmp_path / "MERGED.md").read_text()
     assert "aaaa (2 workloads), bbbb (1 workloads)" in md
-    # torch-dp against the replaced row: 4.0 / 0.5; 2e9 cells/s * 12 B over 24 GB/s.
+    assert "copy bandwidth 12.0-24.0 GB/s by run" in md
+    # torch-dp against the replaced row: 4.0 / 0.5; 2e9 cells/s * 12 B against its own run's 12 GB/s.
     assert "| w1 | torch-dp | 4 (3x) | 8.00x |" in md
-    assert "2e+09 cells/s, 100% of copy bw" in md
+    assert "2e+09 cells/s, 200% of copy bw" in md
 
 
 def test_report_lists_every_wrong_answer(tmp_path, monkeypatch):
