@@ -6,6 +6,11 @@ import triton
 import triton.language as tl
 
 
+def item_arrays(items: dict) -> tuple:
+    """The per-item device arrays in the order every kernel takes them: load_item's (w, v, lo, hi), then tail."""
+    return items["w"], items["v"], items["lo"], items["hi"], items["tail"]
+
+
 @triton.jit
 def load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, j):
     """Item j's weight, value and update range [lo, hi] (per-item arrays: Python floats would arrive as fp32)."""

@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import load_item, relax, source
+from .common import item_arrays, load_item, relax, source
 
 # 1024 elements and 4 warps per program: the usual streaming-kernel setting (8 elements per thread, 4-8 KB in flight
 # per program); not tuned on a device yet, benchmarks/gpu_check.py measures it against the copy bandwidth.
@@ -79,11 +79,7 @@ def item_update(
         src,
         dst,
         bits if bits is not None else src,
-        items["w"],
-        items["v"],
-        items["lo"],
-        items["hi"],
-        items["tail"],
+        *item_arrays(items),
         j,
         length,
         row8,

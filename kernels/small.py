@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import load_item, relax, source
+from .common import item_arrays, load_item, relax, source
 
 # Up to 16384 capacities in one program: 32 values a thread at 16 warps (64 registers for 8-byte values).
 MAX_LENGTH = 16384
@@ -85,11 +85,7 @@ def small_pass(
         dst,
         bits if bits is not None else src,
         scratch,
-        items["w"],
-        items["v"],
-        items["lo"],
-        items["hi"],
-        items["tail"],
+        *item_arrays(items),
         m,
         length,
         (length + 7) & ~7,

@@ -16,7 +16,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import load_item, relax, source
+from .common import item_arrays, load_item, relax, source
 
 # 8192 values per tile: 32 (int32) to 64 (int64) registers a thread at 8 warps. A halo of at most a quarter keeps
 # at least 75% of every load useful. Items heavier than that go to kernel 1. Not yet tuned on a device.
@@ -140,11 +140,7 @@ def tile_update(
         dst,
         bits if bits is not None else src,
         scratch,
-        items["w"],
-        items["v"],
-        items["lo"],
-        items["hi"],
-        items["tail"],
+        *item_arrays(items),
         j0,
         k,
         halo,
