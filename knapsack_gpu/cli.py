@@ -13,13 +13,14 @@ import json
 import re
 import sys
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from . import __version__
-from .formats import FORMATS, FormatError, read_instance
+from .formats import FORMATS, read_instance
 
 _UNITS = {
     "": 1,
@@ -33,6 +34,7 @@ _UNITS = {
     "gib": 2**30,
     "tib": 2**40,
 }
+_MAX_BYTES = 2**63  # far past any machine: a larger limit is a typo (1e400), not a plan
 
 
 def parse_bytes(text: str) -> int:
@@ -41,9 +43,15 @@ def parse_bytes(text: str) -> int:
     unit = m and m.group(2).lower()
     if not m or unit not in _UNITS:
         raise argparse.ArgumentTypeError(f"cannot read {text!r} as a size: use e.g. 8GB, 512MiB or a number of bytes")
-    value = int(float(m.group(1)) * _UNITS[unit])
+    try:
+        number = Decimal(m.group(1))  # exact, where float would give inf for 1e400
+        value = int(number * _UNITS[unit]) if number < _MAX_BYTES else _MAX_BYTES
+    except ArithmeticError:  # an exponent past what Decimal holds, e.g. 1e-99999999999999999999
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size any machine has: use e.g. 8GB or 512MiB") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a memory limit must be positive")
+        raise argparse.ArgumentTypeError(f"{text!r}: a memory limit must be at least 1 byte")
+    if value >= _MAX_BYTES:
+        raise argparse.ArgumentTypeError(f"{text!r}: a memory limit must be below 2**63 bytes")
     return value
 
 
@@ -258,8 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nknapsack-gpu: interrupted", file=sys.stderr)
         return 130
-    except (FormatError, ValueError, TypeError, MemoryError, OSError) as exc:
-        print(f"knapsack-gpu: error: {exc}", file=sys.stderr)
+    # User errors: bad files (FormatError, UnicodeDecodeError are ValueErrors), bad arguments, memory the machine
+    # lacks, unreadable files. RuntimeError keeps its traceback: "internal error ..." is a bug to see and report.
+    except (ValueError, TypeError, MemoryError, OverflowError, OSError) as exc:
+        print(f"knapsack-gpu: error: {str(exc) or type(exc).__name__}", file=sys.stderr)
         return 1
 
 

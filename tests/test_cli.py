@@ -86,12 +86,92 @@ def test_memory_limit_parsing(text, expect):
     assert parse_bytes(text) == expect
 
 
-@pytest.mark.parametrize("text", ["8 parsecs", "", "-3GB", "0", "GB"])
+@pytest.mark.parametrize(
+    "text",
+    ["8 parsecs", "", "-3GB", "0", "GB", "1e400", "nan", "inf", "0.5", "1e-9KB", "9.3e18", "1e99999999999999999999"],
+)
 def test_memory_limit_parsing_rejects(text):
     import argparse
 
     with pytest.raises(argparse.ArgumentTypeError):
         parse_bytes(text)
+
+
+@pytest.mark.parametrize("text", ["1e400", "0", "nan", "12 furlongs", "1e-99999999999999999999"])
+def test_bad_memory_limit_is_a_usage_error_not_a_traceback(tmp_path, capsys, text):
+    f = write(tmp_path, "p01.kp", kp_text())
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", str(f), "--device", "cpu", "--memory-limit", text])
+    assert exc.value.code == 2  # argparse's status for a bad argument
+    err = capsys.readouterr().err
+    assert "argument --memory-limit:" in err and repr(text) in err
+
+
+# file name, content, the line the error must name
+BAD_FILES = [
+    ("int64.kp", "2\n10\n1 2\n3 99999999999999999999\n", 4),
+    ("n.kp", "-3\n10\n1 2\n", 1),
+    ("count.kp", "3\n10\n1 2\n3 4\n5 6\n7 8\n", 6),
+    ("binary.kp", "3\n10\n\x8f\x00\xfe\x01 2\n", 3),
+    ("neg.in", "2\n0 1 2\n1 -5 3\n10\n", 3),
+    ("w62.kp", f"1\n10\n1 {2**62}\n", 3),
+    ("c62.kp", f"1\n{2**62}\n1 2\n", 2),
+    ("blank.kp", "\n\n", 2),
+    ("cut.kp", "2\n10\n1", 3),
+    ("types.json", '{"weights": [1, 2],\n"values": [3, "4"], "capacity": 3}', 2),
+]
+
+
+@pytest.mark.parametrize("name, text, line", BAD_FILES, ids=[b[0] for b in BAD_FILES])
+@pytest.mark.parametrize("command", ["solve", "profile"])
+def test_file_errors_name_file_and_line_and_exit_1(tmp_path, capsys, name, text, line, command):
+    f = tmp_path / name
+    f.write_bytes(text.encode("latin-1"))  # the bytes as written, \x8f included
+    assert main([command, str(f), "--device", "cpu"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"knapsack-gpu: error: {f}:{line}: ") and err.count("\n") == 1, err
+
+
+def test_unreadable_file_exits_1(tmp_path, capsys):
+    assert main(["solve", str(tmp_path / "missing.kp")]) == 1
+    assert capsys.readouterr().err.startswith("knapsack-gpu: error: [Errno 2] No such file or directory")
+    assert main(["solve", str(tmp_path)]) == 1
+    assert str(tmp_path) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ValueError("values[0] = nan: values must be finite"),
+        TypeError("weights must be numbers"),
+        MemoryError(),
+        OverflowError("int too large"),
+        OSError(28, "No space left on device"),
+        UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_user_errors_from_solving_exit_1(tmp_path, monkeypatch, capsys, exc):
+    import knapsack_gpu.solver
+
+    def failing(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(knapsack_gpu.solver, "solve", failing)
+    assert main(["solve", str(write(tmp_path, "p01.kp", kp_text())), "--device", "cpu"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"knapsack-gpu: error: {str(exc) or type(exc).__name__}\n"
+
+
+def test_internal_errors_stay_visible(tmp_path, monkeypatch):
+    import knapsack_gpu.solver
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("internal error: recovered items are worth 3 but the DP optimum is 5")
+
+    monkeypatch.setattr(knapsack_gpu.solver, "solve", broken)
+    with pytest.raises(RuntimeError, match="internal error"):
+        main(["solve", str(write(tmp_path, "p01.kp", kp_text())), "--device", "cpu"])
 
 
 def test_solve_json_schema_and_known_optimum(tmp_path, capsys):
@@ -136,6 +216,12 @@ def test_module_entry_point_and_ctrl_c(tmp_path, monkeypatch, capsys):
         check=True,
     )
     assert json.loads(r.stdout)["value"] == OPT
+    bad = write(tmp_path, "big.kp", "1\n10\n1 99999999999999999999\n")
+    r = subprocess.run([sys.executable, "-m", "knapsack_gpu", "solve", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 1 and r.stdout == ""
+    assert (
+        r.stderr == f"knapsack-gpu: error: {bad}:3: weight = 99999999999999999999: weights must be < 2**62 = {2**62}\n"
+    )
 
     import knapsack_gpu.solver
 
