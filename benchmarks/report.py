@@ -5,6 +5,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import provenance
+
 MB = 1e6
 
 
@@ -18,6 +20,7 @@ ITEMSIZE = {"int32": 4, "float32": 4, "int64": 8, "float64": 8}
 
 
 def _note(r: dict, bandwidth: float) -> str:
+    """The verdict, the solver's plan and its cell rate against `bandwidth`, the copy bandwidth of r's run."""
     if r["status"] == "skipped":
         return r["reason"]
     if r["status"] != "ok":
@@ -29,16 +32,36 @@ def _note(r: dict, bandwidth: float) -> str:
         if st.get("cell_updates") and r["median_s"] > 0:
             rate = st["cell_updates"] / r["median_s"]
             # A cell update reads f(c) and f(c - w) and writes f(c): three values through memory at most.
-            share = rate * 3 * ITEMSIZE.get(st["dtype"], 8) / r.get("copy_bandwidth", bandwidth)
+            share = rate * 3 * ITEMSIZE.get(st["dtype"], 8) / bandwidth
             parts.append(f"{rate:.3g} cells/s, {share:.0%} of copy bw")
     return "; ".join(p for p in parts if p)
 
 
-def table(rows: list[dict], bandwidth: float) -> str:
-    out = [
-        "| workload | contender | median s | vs ours | peak RSS MB | solver peak MB | result |",
-        "|---|---|---:|---:|---:|---:|---|",
-    ]
+def _ours(r: dict) -> bool:
+    return r["contender"].startswith("ours")
+
+
+def staleness(rows: list[dict]) -> dict[str | None, bool | None]:
+    """For each commit our rows were measured at: has the solver code changed since (None: cannot tell)?"""
+    return {c: provenance.solver_changed_since(c) for c in {r["commit"] for r in rows if _ours(r)}}
+
+
+def _stale(r: dict, changed: dict) -> str:
+    """Our rows only: a rival's row depends on the rival's version (in its machine id) and the workload alone."""
+    return {True: "stale", False: "", None: "?"}[changed[r["commit"]]] if _ours(r) else ""
+
+
+def _md(cells: list) -> str:
+    """One markdown table line."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+COLUMNS = ["workload", "contender", "median s", "vs ours", "peak RSS MB", "solver peak MB", "result"]
+COLUMNS += ["commit", "machine", "stale"]
+
+
+def table(rows: list[dict], runs: list[dict], changed: dict) -> str:
+    out = [_md(COLUMNS), "|---|---|---:|---:|---:|---:|---|---|---|---|"]
     ours = {
         r["workload"]: r for r in rows if r["contender"] in ("ours-numpy", "ours-pareto-knee") and r["status"] == "ok"
     }
@@ -47,8 +70,9 @@ def table(rows: list[dict], bandwidth: float) -> str:
         ratio = f"{r['median_s'] / ref['median_s']:.2f}x" if ref and r["status"] == "ok" else ""
         rss = f"{r['rss_peak'] / MB:.0f}" if r["status"] == "ok" else ""
         solver = f"{r['stats']['peak_bytes'] / MB:.1f}" if r["status"] == "ok" and r.get("stats") else ""
-        note = _note(r, bandwidth)
-        out.append(f"| {r['workload']} | {r['contender']} | {_fmt_s(r)} | {ratio} | {rss} | {solver} | {note} |")
+        note = _note(r, runs[r["run"]]["copy_bandwidth_bytes_per_s"])
+        cells = [r["workload"], r["contender"], _fmt_s(r), ratio, rss, solver, note]
+        out.append(_md(cells + [r["commit"], r["machine"], _stale(r, changed)]))
     return "\n".join(out)
 
 
@@ -90,7 +114,7 @@ def claims(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def plots(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> list[str]:
+def plots(runs: list[dict], rows: list[dict], out_dir: Path, stem: str) -> list[str]:
     try:
         import matplotlib
 
@@ -155,7 +179,7 @@ def plots(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> list[str]:
                 if r["contender"] == name
             )
             ax.plot(*zip(*pts, strict=True), marker="o", linestyle="none", label=name)
-        bw = statistics.median(r["copy_bandwidth_bytes_per_s"] for r in meta.get("runs", [meta]))
+        bw = statistics.median(run["copy_bandwidth_bytes_per_s"] for run in runs)
         ax.axhline(bw / 12, color="gray", linestyle="--", label=f"copy bandwidth / 12 B per int32 cell ({bw / 12:.2g})")
         ax.set(xscale="log", yscale="log", xlabel="profile length (DP capacity + 1)", ylabel="cell updates / s")
         ax.set_title("throughput vs capacity")
@@ -165,31 +189,69 @@ def plots(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> list[str]:
     return made
 
 
-def _commits(meta: dict) -> str:
-    """The commit of a single run, or each merged run's commit and how many workloads it measured."""
-    runs = meta.get("runs")
-    if not runs:
-        return meta["git_commit"]
-    return ", ".join(f"{r['git_commit']} ({r['workloads']} workloads)" for r in runs)
-
-
-def _bandwidth(meta: dict) -> str:
+def _bandwidth(runs: list[dict]) -> str:
     """The run's measured copy bandwidth, or the range over merged runs (each row is rated against its own)."""
-    bws = [r["copy_bandwidth_bytes_per_s"] for r in meta.get("runs", [meta])]
+    bws = [r["copy_bandwidth_bytes_per_s"] for r in runs]
     lo, hi = min(bws) / 1e9, max(bws) / 1e9
     return f"{lo:.1f} GB/s" if hi - lo < 0.05 else f"{lo:.1f}-{hi:.1f} GB/s by run"
 
 
-def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
-    v = meta["versions"]
+def stale_summary(rows: list[dict], changed: dict) -> str:
+    """How many of our rows are stale, dirty, or of a commit git cannot place, against HEAD now."""
+    ours = [r for r in rows if _ours(r)]
+    stale = [r for r in ours if changed[r["commit"]]]
+    timed = sum(r["status"] == "ok" for r in stale)
+    dirty = sum(str(r["commit"]).endswith("+dirty") for r in ours)
+    unknown = sum(changed[r["commit"]] is None for r in ours)
+    return (
+        f"**Stale: {len(stale)} of our {len(ours)} rows** ({timed} of them timed, the rest skipped or failed) were "
+        f"measured at a commit whose solver code (knapsack_gpu/, kernels/) differs from HEAD {provenance.head()} "
+        f"at report time; {dirty} were measured on a dirty tree, {unknown} at a commit git cannot place."
+    )
+
+
+def runs_and_machines(runs: list[dict], rows: list[dict]) -> str:
+    """Each run (commit, time, machine, rows it still holds, the solver commits since) and each machine in full."""
+    lines = [
+        "## Runs and machines",
+        "",
+        "| run | commit | timestamp (UTC) | machine | rows | copy bandwidth | solver commits since |",
+        "|---:|---|---|---|---:|---:|---|",
+    ]
+    for i, run in enumerate(runs):
+        held = sum(r["run"] == i for r in rows)
+        since = provenance.solver_commits_since(run["git_commit"])
+        bandwidth = f"{run['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s"
+        lines.append(
+            _md(
+                [i, run["git_commit"], run["timestamp"], provenance.machine_id(run), held, bandwidth]
+                + [", ".join(since) or "-"]
+            )
+        )
+    names = ["python", "torch", "numpy", "triton", "scipy", "ortools"]
+    lines += [
+        "",
+        _md(["machine", "cpu", "cores", "memory", "GPU", "threads", *names]),
+        "|---|---|---:|---:|---|---:|" + "---|" * len(names),
+    ]
+    machines = {provenance.machine_id(run): run for run in runs}
+    for mid, m in machines.items():
+        memory = f"{m['memory_bytes'] / 2**30:.0f} GiB" if m.get("memory_bytes") else "?"
+        versions = [m["versions"].get(k) for k in names]
+        lines.append(_md([mid, m["cpu"], m["cores"], memory, m["gpu"] or "none", m["threads"], *versions]))
+    return "\n".join(lines)
+
+
+def write_report(runs: list[dict], rows: list[dict], out_dir: Path, stem: str) -> str:
+    changed = staleness(rows)
     head = [
         f"# Benchmark suite ({stem})",
         "",
-        f"{meta['timestamp']}, commit {_commits(meta)}: {meta['cpu']}, {meta['cores']} cores, "
-        f"{meta['memory_bytes'] / 2**30:.0f} GiB, GPU: {meta['gpu'] or 'none'}; {meta['threads']} thread(s) for every "
-        f"contender; copy bandwidth {_bandwidth(meta)}.",
-        f"python {v['python']}, torch {v['torch']}, numpy {v['numpy']}, triton {v['triton']}, scipy {v['scipy']}, "
-        f"ortools {v['ortools']}.",
+        f"{len(runs)} run(s), {runs[0]['timestamp']} to {runs[-1]['timestamp']}, on "
+        f"{len({provenance.machine_id(r) for r in runs})} machine(s), both listed under Runs and machines at the end; "
+        f"copy bandwidth {_bandwidth(runs)}.",
+        "",
+        stale_summary(rows, changed),
         "",
         "Medians of the repeats shown, after one untimed warm-up run per contender where n*C <= 1e9 (beyond that the",
         "first, cold run is among the repeats); peak RSS is the contender's whole process (python + torch included);",
@@ -198,6 +260,11 @@ def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
         "`% of copy bw`: cell updates/s times three values a cell (read f(c) and f(c - w), write f(c)) against the",
         "measured copy bandwidth; over 100% means the shifted read came from cache, and a row that fits in cache",
         "(C ~ 1e4) is bound by ufunc calls, not memory.",
+        "`commit`: the code the row was measured at, `+dirty` when tracked files under knapsack_gpu/, kernels/ or",
+        "benchmarks/ differed from it. `machine`: hardware, threads and library versions, listed at the end. `stale`:",
+        "one of our rows whose solver code changed since its commit (`git diff --quiet <commit> HEAD -- knapsack_gpu",
+        "kernels`, asked when this report was written; `?` where git cannot tell). A rival's row depends only on the",
+        "rival's version, which its machine id records, and the workload.",
         "",
     ]
     body = []
@@ -209,7 +276,7 @@ def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
     ]:
         g = [r for r in rows if r["group"] == group]
         if g:
-            body += [f"## {title}", "", table(g, meta["copy_bandwidth_bytes_per_s"]), ""]
+            body += [f"## {title}", "", table(g, runs, changed), ""]
             if group == "seeds":
                 body += [claims(rows), ""]
     wrong = [
@@ -221,7 +288,8 @@ def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
     ]
     body += ["## Answers that were not optimal or not feasible", ""]
     body += [f"- {r['workload']}: {r['contender']}: {r['verdict']}" for r in wrong] or ["- none"]
-    pngs = plots(meta, rows, out_dir, stem)
+    body += ["", runs_and_machines(runs, rows)]
+    pngs = plots(runs, rows, out_dir, stem)
     body += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs]
     md = "\n".join(head + body) + "\n"
     (out_dir / f"{stem.upper()}.md").write_text(md)

@@ -2,7 +2,7 @@
 
     python benchmarks/suite.py [--quick] [--large] [--threads 1] [--groups partitioner,seeds,public]
 
-Writes benchmarks/results/suite[-quick].json (device, versions, git commit, threads, timestamp, every run),
+Writes benchmarks/results/suite[-quick].json (the run's machine, versions, commit, threads, timestamp; every row),
 benchmarks/results/SUITE[-quick].md (the tables) and PNG plots, and prints the tables. Medians of repeats; the same
 thread count for every contender; peak memory is each child process's ru_maxrss. Contenders that cannot fit this
 machine's memory (by their own formula) or the suite's time budget are listed as skipped, with the reason.
@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import provenance  # noqa: E402
+import results  # noqa: E402
 from contenders import CONTENDERS  # noqa: E402
 from workloads import pareto_scale, partitioner_scale, public, seeds_scale  # noqa: E402
 
@@ -44,14 +43,6 @@ GROUP_CONTENDERS = {
 }
 
 
-def meminfo_total() -> int:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    return 16 << 30
-
-
 def copy_bandwidth() -> float:
     """Bytes/s of a 1 GiB numpy copy (read + write counted), best of three: the machine's memory ceiling."""
     import numpy as np
@@ -64,41 +55,6 @@ def copy_bandwidth() -> float:
         np.copyto(b, a)
         best = min(best, time.perf_counter() - t)
     return 2 * a.nbytes / best
-
-
-def machine(threads: int) -> dict:
-    import numpy
-    import torch
-
-    versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__}
-    for mod in ("triton", "scipy", "ortools"):
-        try:
-            versions[mod] = __import__(mod).__version__
-        except ImportError:
-            versions[mod] = None
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = None
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_bytes": meminfo_total(),
-        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-        "versions": versions,
-        "git_commit": commit,
-        "threads": threads,
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "copy_bandwidth_bytes_per_s": copy_bandwidth(),
-    }
 
 
 def repeats_for(name: str, cells: int, quick: bool) -> int:
@@ -185,20 +141,13 @@ def summarize(r: dict) -> dict:
 
 
 def merge(paths: list[str], stem: str) -> int:
-    """Combine result files into one JSON and one report: a later file's rows replace earlier rows of the same
-    workload and contender, and every row keeps the commit and the copy bandwidth of the run that measured it."""
+    """Combine result files into one JSON and one report (see results.merge: every source's runs are kept)."""
     from report import write_report
 
-    metas, rows = [], {}  # (workload, contender) -> row; a replaced row keeps its place in the tables
-    for path in paths:
-        data = json.loads(Path(path).read_text())
-        run = {"commit": data["meta"]["git_commit"], "copy_bandwidth": data["meta"]["copy_bandwidth_bytes_per_s"]}
-        for r in data["rows"]:
-            rows[r["workload"], r["contender"]] = {**run, **r}
-        metas.append({**data["meta"], "workloads": len({r["workload"] for r in data["rows"]})})
-    meta = {**metas[-1], "runs": metas}
-    (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": list(rows.values())}, indent=1))
-    print(write_report(meta, list(rows.values()), RESULTS, stem))
+    runs, rows = results.merge([results.load(p) for p in paths])
+    out = RESULTS / stem
+    results.save(out.with_suffix(".json"), runs, rows)
+    print(write_report(runs, rows, out.parent, out.name))
     return 0
 
 
@@ -212,7 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", default=None, help="comma-separated id substrings to run (e.g. kplib/,_c_1000000_)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per contender run")
     ap.add_argument("--cell-budget", type=float, default=None, help="skip DP contenders above this n*C")
-    ap.add_argument("--out", default=None, help="results file stem (default suite or suite-quick)")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="results stem under benchmarks/results/, e.g. tmp/mine (default suite or suite-quick)",
+    )
     ap.add_argument("--merge", nargs="+", metavar="JSON", help="only combine earlier result files into --out's report")
     args = ap.parse_args(argv)
     if args.merge:
@@ -221,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     # 1.3e11: Jooken's hardest c=1e8 instance (1.2e11) fits; kplib's n=1e4 instances (2.5e11, easy for
     # branch and bound, not what a dense DP is for) do not.
     args.cell_budget = args.cell_budget or (5e9 if args.quick else 1.3e11)
-    args.memory_budget = int(0.75 * meminfo_total())
+    args.memory_budget = int(0.75 * (provenance.memory_total() or 16 << 30))
     stem = args.out or ("suite-quick" if args.quick else "suite")
     # --contenders: exactly these, in this order, even outside a group's usual line-up (e.g. a low-memory run).
     only = args.contenders.split(",") if args.contenders else None
@@ -229,11 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown contenders: {', '.join(sorted(unknown))}; known: {', '.join(CONTENDERS)}")
 
-    meta = machine(args.threads)
+    runs = [{**provenance.machine(args.threads), "copy_bandwidth_bytes_per_s": copy_bandwidth()}]
+    meta = runs[0]
     print(
         f"# {meta['cpu']} ({meta['cores']} cores), gpu: {meta['gpu']}, threads: {args.threads}, "
         f"copy bandwidth {meta['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s, commit {meta['git_commit']}"
     )
+    out = RESULTS / stem
     groups = {
         "partitioner": partitioner_scale(args.quick),
         "pareto": pareto_scale(args.quick),
@@ -247,13 +202,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             wl_rows = []
             for name in only or GROUP_CONTENDERS[group]:
-                base = {
-                    "workload": wl["id"],
-                    "group": group,
-                    "n": wl["n"],
-                    "capacity": wl["capacity"],
-                    "contender": name,
-                }
+                base = results.stamp(
+                    {"workload": wl["id"], "group": group, "n": wl["n"], "capacity": wl["capacity"], "contender": name},
+                    runs,
+                    0,
+                )
                 why = skip_reason(name, wl, args)
                 if why:
                     wl_rows.append({**base, "status": "skipped", "reason": why})
@@ -265,12 +218,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{wl['id']:<60} {name:<26} {line}", flush=True)
             judge(wl_rows, wl)
             rows.extend(wl_rows)
-            RESULTS.mkdir(exist_ok=True)
-            (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+            results.save(out.with_suffix(".json"), runs, rows)
 
     from report import write_report
 
-    md = write_report(meta, rows, RESULTS, stem)
+    md = write_report(runs, rows, out.parent, out.name)
     print(md)
     return 0
 
