@@ -17,28 +17,58 @@ def _fmt_s(r: dict) -> str:
 
 
 ITEMSIZE = {"int32": 4, "float32": 4, "int64": 8, "float64": 8}
+REFERENCE = ("ours-numpy", "ours-pareto-knee")  # the row of ours each workload's rivals are compared with
+
+
+def _cells(st: dict) -> float | None:
+    """DP cells the solver did: `cells` where it reports them (the pruning solver), else its `cell_updates`."""
+    return st.get("cells", st.get("cell_updates"))
 
 
 def _note(r: dict, bandwidth: float) -> str:
-    """The verdict, the solver's plan and its cell rate against `bandwidth`, the copy bandwidth of r's run."""
+    """The verdict, and for our rows the cell rate against `bandwidth`, the copy bandwidth of r's run."""
     if r["status"] == "skipped":
         return r["reason"]
     if r["status"] != "ok":
         return r.get("error", "")[:120]
     parts = [r.get("verdict", "")]
     st = r.get("stats") or {}
-    if st:
-        parts.append(f"{st['strategy']}, {st['dtype']}")
-        if st.get("cell_updates") and r["median_s"] > 0:
-            rate = st["cell_updates"] / r["median_s"]
-            # A cell update reads f(c) and f(c - w) and writes f(c): three values through memory at most.
-            share = rate * 3 * ITEMSIZE.get(st["dtype"], 8) / bandwidth
-            parts.append(f"{rate:.3g} cells/s, {share:.0%} of copy bw")
+    if _cells(st) and r["median_s"] > 0:
+        rate = _cells(st) / r["median_s"]
+        # A cell update reads f(c) and f(c - w) and writes f(c): three values through memory at most.
+        share = rate * 3 * ITEMSIZE.get(st.get("dtype"), 8) / bandwidth
+        parts.append(f"{rate:.3g} cells/s, {share:.0%} of copy bw")
+    return "; ".join(p for p in parts if p)
+
+
+def _plan(r: dict) -> str:
+    """Our solver's plan and the work it did, each part where the solver reports it: strategy and dtype, cells done
+    against n*C, peak states (a states plan), items fixed by reduction, lower and upper bound."""
+    st = r.get("stats") or {}
+    parts = [", ".join(str(st[k]) for k in ("strategy", "dtype") if st.get(k))]
+    if _cells(st) is not None:
+        parts.append(f"{_cells(st):.3g} cells, {100 * _cells(st) / max(1, r['n'] * r['capacity']):.3g}% of n*C")
+    if st.get("peak_states") is not None:
+        parts.append(f"{st['peak_states']:.3g} states")
+    fixed = st.get("fixed")
+    if isinstance(fixed, dict):
+        parts.append(f"fixed {fixed.get('in', 0)} in, {fixed.get('out', 0)} out")
+    elif fixed is not None:
+        parts.append(f"fixed {fixed}")
+    if st.get("lower_bound") is not None or st.get("upper_bound") is not None:
+        parts.append(f"bounds [{st.get('lower_bound', '?')}, {st.get('upper_bound', '?')}]")
     return "; ".join(p for p in parts if p)
 
 
 def _ours(r: dict) -> bool:
     return r["contender"].startswith("ours")
+
+
+def _right(r: dict) -> bool:
+    """An answer that counts: optimal and feasible, or (knee search) the knee every contender agreed on."""
+    verdict = r.get("verdict", "")
+    knee = verdict.startswith("knee ") and "differ" not in verdict
+    return r["status"] == "ok" and (verdict == "optimal" or knee)
 
 
 def staleness(rows: list[dict]) -> dict[str | None, bool | None]:
@@ -56,24 +86,69 @@ def _md(cells: list) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
-COLUMNS = ["workload", "contender", "median s", "vs ours", "peak RSS MB", "solver peak MB", "result"]
+COLUMNS = ["workload", "contender", "median s", "vs ours", "peak RSS MB", "solver peak MB", "plan", "result"]
 COLUMNS += ["commit", "machine", "stale"]
 
 
 def table(rows: list[dict], runs: list[dict], changed: dict) -> str:
-    out = [_md(COLUMNS), "|---|---|---:|---:|---:|---:|---|---|---|---|"]
-    ours = {
-        r["workload"]: r for r in rows if r["contender"] in ("ours-numpy", "ours-pareto-knee") and r["status"] == "ok"
-    }
+    out = [_md(COLUMNS), "|---|---|---:|---:|---:|---:|---|---|---|---|---|"]
+    ours = {r["workload"]: r for r in rows if r["contender"] in REFERENCE and r["status"] == "ok"}
     for r in rows:
         ref = ours.get(r["workload"])
         ratio = f"{r['median_s'] / ref['median_s']:.2f}x" if ref and r["status"] == "ok" else ""
         rss = f"{r['rss_peak'] / MB:.0f}" if r["status"] == "ok" else ""
         solver = f"{r['stats']['peak_bytes'] / MB:.1f}" if r["status"] == "ok" and r.get("stats") else ""
         note = _note(r, runs[r["run"]]["copy_bandwidth_bytes_per_s"])
-        cells = [r["workload"], r["contender"], _fmt_s(r), ratio, rss, solver, note]
+        cells = [r["workload"], r["contender"], _fmt_s(r), ratio, rss, solver, _plan(r), note]
         out.append(_md(cells + [r["commit"], r["machine"], _stale(r, changed)]))
     return "\n".join(out)
+
+
+def _named(names: list[str]) -> str:
+    """How many, and which."""
+    return f"{len(names)}" + (f" ({', '.join(names)})" if names else "")
+
+
+def versus(rows: list[dict]) -> str:
+    """Each workload's row of ours against the fastest rival with a right answer, and a line that sums them up:
+    where ours is faster, the median ratio, where a rival was more than 2x faster, where only a rival answered."""
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["workload"], []).append(r)
+    lines = [
+        _md(["workload", "ours s", "fastest right rival", "its s", "rival s / ours s"]),
+        "|---|---:|---|---:|---:|",
+    ]
+    ratios, beaten, unanswered, alone = [], [], [], 0
+    for wl, rs in by.items():
+        ours = next((r for r in rs if r["contender"] in REFERENCE), None)
+        if ours is None:
+            continue
+        best = min((r for r in rs if not _ours(r) and _right(r)), key=lambda r: r["median_s"], default=None)
+        if best is None:
+            alone += 1
+            lines.append(_md([wl, _fmt_s(ours), "none right", "", ""]))
+            continue
+        ratio = best["median_s"] / ours["median_s"] if _right(ours) else None
+        if ratio is None:
+            unanswered.append(wl)
+        else:
+            ratios.append(ratio)
+            if ratio < 0.5:
+                beaten.append(wl)
+        shown = "-" if ratio is None else f"{ratio:.2f}x"
+        lines.append(_md([wl, _fmt_s(ours), best["contender"], _fmt_s(best), shown]))
+    if len(lines) == 2:
+        return ""
+    ref = next(r["contender"] for r in rows if r["contender"] in REFERENCE)
+    median = f", median rival/ours {statistics.median(ratios):.2f}x" if ratios else ""
+    summary = (
+        f"**{ref} against the fastest rival with a right answer**, on {len(ratios)} workloads where both were right: "
+        f"ours faster on {sum(x > 1 for x in ratios)}{median}; a rival more than 2x faster on {_named(beaten)}. "
+        f"Ours skipped, timed out, failed or wrong where a rival was right: {_named(unanswered)}; no rival right: "
+        f"{alone}."
+    )
+    return "\n".join([summary, "", *lines])
 
 
 def claims(rows: list[dict]) -> str:
@@ -169,12 +244,12 @@ def plots(runs: list[dict], rows: list[dict], out_dir: Path, stem: str) -> list[
         ax.legend(fontsize=7)
         save(fig, "memory-vs-n")
 
-    ours = [r for r in ok if r["contender"].startswith("ours") and r.get("stats") and r["stats"]["cell_updates"]]
+    ours = [r for r in ok if _ours(r) and _cells(r.get("stats") or {}) and r["stats"].get("profile_length")]
     if ours:
         fig, ax = plt.subplots(figsize=(7, 4.2))
         for name in sorted({r["contender"] for r in ours}):
             pts = sorted(
-                (r["stats"]["profile_length"], r["stats"]["cell_updates"] / r["median_s"])
+                (r["stats"]["profile_length"], _cells(r["stats"]) / r["median_s"])
                 for r in ours
                 if r["contender"] == name
             )
@@ -259,7 +334,10 @@ def write_report(runs: list[dict], rows: list[dict], out_dir: Path, stem: str) -
         "optimum (public instances) or the exact contenders' (ours, OR-Tools), and feasibility separately.",
         "`% of copy bw`: cell updates/s times three values a cell (read f(c) and f(c - w), write f(c)) against the",
         "measured copy bandwidth; over 100% means the shifted read came from cache, and a row that fits in cache",
-        "(C ~ 1e4) is bound by ufunc calls, not memory.",
+        "(C ~ 1e4) is bound by ufunc calls, not memory. `plan` (our rows): strategy and dtype, DP cells done against",
+        "n*C, and where the solver reports them its peak states, the items reduction fixed in and out, its bounds.",
+        "Each group opens with ours against the fastest rival whose answer was right (rival s / ours s: above 1, ours",
+        "is faster).",
         "`commit`: the code the row was measured at, `+dirty` when tracked files under knapsack_gpu/, kernels/ or",
         "benchmarks/ differed from it. `machine`: hardware, threads and library versions, listed at the end. `stale`:",
         "one of our rows whose solver code changed since its commit (`git diff --quiet <commit> HEAD -- knapsack_gpu",
@@ -273,10 +351,11 @@ def write_report(runs: list[dict], rows: list[dict], out_dir: Path, stem: str) -
         ("pareto", "The whole trade-off: knee search over 100 budgets, one pass vs one dp_knapsack per budget"),
         ("seeds", "Seeds' scale"),
         ("public", "Public instances"),
+        ("kplib10k", "kplib n = 10,000: ours against branch and bound (OR-Tools, HiGHS) and OR-Tools' DP"),
     ]:
         g = [r for r in rows if r["group"] == group]
         if g:
-            body += [f"## {title}", "", table(g, runs, changed), ""]
+            body += [f"## {title}", "", versus(g), "", table(g, runs, changed), ""]
             if group == "seeds":
                 body += [claims(rows), ""]
     wrong = [

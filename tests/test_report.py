@@ -57,11 +57,11 @@ def write(path: Path, commit: str, rows: list[dict], bandwidth: float = 24e9) ->
 
 
 def table_cells(md: str) -> dict[tuple[str, str], list[str]]:
-    """The result tables' cells by (workload, contender)."""
+    """The result tables' cells by (workload, contender) (not the ours-against-rivals tables)."""
     out = {}
     for line in md.splitlines():
-        if line.startswith("| w"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| w") and len(cells) == len(report.COLUMNS):
             out[cells[0], cells[1]] = cells
     return out
 
@@ -177,3 +177,55 @@ def test_stale_marks_our_rows_whose_solver_code_changed_since_their_commit(tmp_p
     assert ("diff", "--quiet", "old", "HEAD", "--", "knapsack_gpu", "kernels") in calls
     assert ("diff", "--quiet", "new", "HEAD", "--", "knapsack_gpu", "kernels") in calls
     assert "| 0 | old |" in md and "| c2, c1 |" in md  # the runs table lists the solver commits since
+
+
+def test_plan_column_shows_the_pruning_solvers_stats_and_tolerates_their_absence(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "plots", lambda *args: [])
+    new = row("w1", "ours-numpy", 1.0)  # n*C = 1e5
+    new["stats"] = {
+        "strategy": "states",
+        "dtype": "int64",
+        "cells": 2_000,
+        "peak_states": 8600,
+        "fixed": {"in": 12, "out": 80},
+        "lower_bound": 5000134810,
+        "upper_bound": 5000134817,
+        "peak_bytes": 1e6,
+    }
+    old = row("w2", "ours-numpy", 1.0, cells=50_000)  # today's solver: cell_updates, no bounds or states
+    bare = {**row("w3", "ours-numpy", 1.0), "stats": {"peak_bytes": 1e6}}
+    runs = [{**META, "git_commit": "cccc"}]
+    md = report.write_report(runs, [results.stamp(r, runs, 0) for r in (new, old, bare)], tmp_path, "plan")
+    plan = {key[0]: cells[report.COLUMNS.index("plan")] for key, cells in table_cells(md).items()}
+    assert plan["w1"] == (
+        "states, int64; 2e+03 cells, 2% of n*C; 8.6e+03 states; fixed 12 in, 80 out; bounds [5000134810, 5000134817]"
+    )
+    assert plan["w2"] == "bits, int32; 5e+04 cells, 50% of n*C"
+    assert plan["w3"] == ""
+
+
+def test_each_group_opens_with_ours_against_the_fastest_right_rival(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "plots", lambda *args: [])
+    rows = [
+        row("w1", "ours-numpy", 1.0),
+        row("w1", "scipy-milp", 3.0),
+        row("w1", "torch-greedy", 0.001, verdict="gap 1e-3"),  # fast and wrong: not a rival that counts
+        row("w2", "ours-numpy", 1.0),
+        row("w2", "ortools-bb", 0.25),  # more than 2x faster than ours
+        row("w2", "ortools-dc", 0.9),
+        {**row("w3", "ours-numpy", 0.0), "status": "timeout after 60 s"},
+        row("w3", "ortools-bb", 5.0),
+        row("w4", "ours-numpy", 1.0),
+        {**row("w4", "ortools-bb", 0.0), "status": "timeout after 60 s"},
+    ]
+    runs = [{**META, "git_commit": "cccc"}]
+    md = report.write_report(runs, [results.stamp(r, runs, 0) for r in rows], tmp_path, "vs")
+    assert (
+        "**ours-numpy against the fastest rival with a right answer**, on 2 workloads where both were right: ours "
+        "faster on 1, median rival/ours 1.62x; a rival more than 2x faster on 1 (w2). Ours skipped, timed out, failed "
+        "or wrong where a rival was right: 1 (w3); no rival right: 1." in md
+    )
+    assert "| w1 | 1 (3x) | scipy-milp | 3 (3x) | 3.00x |" in md
+    assert "| w2 | 1 (3x) | ortools-bb | 0.25 (3x) | 0.25x |" in md
+    assert "| w3 | timeout after 60 s | ortools-bb | 5 (3x) | - |" in md
+    assert "| w4 | 1 (3x) | none right |  |  |" in md
