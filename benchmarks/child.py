@@ -1,12 +1,13 @@
 """Time one contender on one workload in a process of its own, so that its peak memory is its own.
 
-    python benchmarks/child.py CONTENDER WORKLOAD_JSON REPEATS THREADS [WARMUP]
+    python benchmarks/child.py CONTENDER WORKLOAD_JSON REPEATS THREADS [WARMUP [TIME_LIMIT]]
 
 With WARMUP=1 one untimed run comes first (its time is reported as cold_s): the first solve in a process pays for
 imports, kernel loading and first touch of fresh memory (~1.5 s/GB on the VM), which says nothing about the solver.
-Prints one JSON line: seconds of each repeat, the selection's exact value and weight, the peak RSS of this process
-(VmHWM) and the peak before the first solve (imports and the instance), and the solver's own stats where it has
-them. Thread counts are pinned before torch is imported.
+TIME_LIMIT (seconds) goes to contenders with a time limit of their own; one that stops there unproven ends the row
+as a timeout. Prints one JSON line: seconds of each repeat, the selection's exact value and weight, the peak RSS of
+this process (VmHWM) and the peak before the first solve (imports and the instance), and the solver's own stats
+where it has them. Thread counts are pinned before torch is imported.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def peak_rss() -> int:
 def main() -> None:
     name, workload, repeats, threads = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     warmup = len(sys.argv) > 5 and sys.argv[5] == "1"
+    limit = float(sys.argv[6]) if len(sys.argv) > 6 else None
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(threads)
     import numpy as np
@@ -40,17 +42,22 @@ def main() -> None:
 
     torch.set_num_threads(threads)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from contenders import CONTENDERS
+    from contenders import CONTENDERS, TimeLimitReached
     from workloads import load
 
     contender = CONTENDERS[name]
+    limited = (limit,) if contender.time_limit and limit else ()
     w, v, cap = load(workload["source"])
     rss_before = peak_rss()
     times = []
     cold = None
     for k in range(repeats + warmup):
         t0 = time.perf_counter()
-        result = contender.run(w, v, cap)
+        try:
+            result = contender.run(w, v, cap, *limited)
+        except TimeLimitReached as e:
+            print(json.dumps({"status": f"timeout after {limit:g} s", "error": str(e), "seconds": times}))
+            return
         selected = result[1]
         if torch.cuda.is_available():
             torch.cuda.synchronize()

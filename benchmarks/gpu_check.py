@@ -14,12 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,6 +35,7 @@ if ARGS.smoke:
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from provenance import machine  # noqa: E402  (benchmarks/ is on the path: this file runs as a script)
 
 import knapsack_gpu  # noqa: E402
 from knapsack_gpu.backends import kernels, make_pass  # noqa: E402
@@ -220,21 +218,9 @@ def end_to_end(rng) -> list[dict]:
 def main() -> int:
     rng = np.random.default_rng(0)
     t0 = time.time()
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE
-        ).stdout.strip()
-    except OSError:
-        commit = None
-    import triton
-
     meta = {
+        **machine(torch.get_num_threads()),  # commit with its dirty mark, versions, timestamp
         "device": torch.cuda.get_device_name(0) if DEV.type == "cuda" else "cpu (Triton interpreter)",
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "python": platform.python_version(),
-        "git_commit": commit,
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "smoke": ARGS.smoke,
     }
     checks = check_kernels(rng) + check_solves(rng) + [check_int64_offsets()]

@@ -1,6 +1,7 @@
 """A real partitioner knapsack, captured from torch.compile, and its whole trade-off in one pass.
 
     python benchmarks/pareto_example.py     # writes benchmarks/results/pareto-transformer.png and .json
+                                            # (the .json with the commit, machine and versions it ran at)
 
 Compiles a 3-layer transformer encoder with knapsack_gpu.partitioner.enable() (backend aot_eager, CPU), takes the
 knapsack the partitioner handed the solver, and plots the exact frontier with the knee PyTorch's KnapsackEvaluator
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import torch
+from provenance import machine, machine_id  # benchmarks/ is on the path: this file runs as a script
 
 import knapsack_gpu.partitioner as kp
 from knapsack_gpu.pareto import pareto, plot_pareto
@@ -36,7 +38,11 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     title = "3-layer transformer under torch.compile: exact trade-off"
     plot_pareto(front, str(OUT / "pareto-transformer.png"), knee=knee, title=title)
+    run = machine(torch.get_num_threads())  # commit with its dirty mark, machine, versions, timestamp
     summary = {
+        "commit": run["git_commit"],
+        "machine": machine_id(run),
+        "run": run,
         "items": len(call["memory"]),
         "budget": call["max_memory"],
         "saved_at_budget": call["saved"],

@@ -5,6 +5,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import provenance
+
 MB = 1e6
 
 
@@ -15,41 +17,138 @@ def _fmt_s(r: dict) -> str:
 
 
 ITEMSIZE = {"int32": 4, "float32": 4, "int64": 8, "float64": 8}
+REFERENCE = ("ours-numpy", "ours-pareto-knee")  # the row of ours each workload's rivals are compared with
+
+
+def _cells(st: dict) -> float | None:
+    """DP cells the solver did: `cells` where it reports them (the pruning solver), else its `cell_updates`."""
+    return st.get("cells", st.get("cell_updates"))
 
 
 def _note(r: dict, bandwidth: float) -> str:
+    """The verdict, and for our rows the cell rate against `bandwidth`, the copy bandwidth of r's run."""
     if r["status"] == "skipped":
         return r["reason"]
     if r["status"] != "ok":
         return r.get("error", "")[:120]
     parts = [r.get("verdict", "")]
     st = r.get("stats") or {}
-    if st:
-        parts.append(f"{st['strategy']}, {st['dtype']}")
-        if st.get("cell_updates") and r["median_s"] > 0:
-            rate = st["cell_updates"] / r["median_s"]
-            # A cell update reads f(c) and f(c - w) and writes f(c): three values through memory at most.
-            share = rate * 3 * ITEMSIZE.get(st["dtype"], 8) / r.get("copy_bandwidth", bandwidth)
-            parts.append(f"{rate:.3g} cells/s, {share:.0%} of copy bw")
+    if _cells(st) and r["median_s"] > 0:
+        rate = _cells(st) / r["median_s"]
+        # A cell update reads f(c) and f(c - w) and writes f(c): three values through memory at most.
+        share = rate * 3 * ITEMSIZE.get(st.get("dtype"), 8) / bandwidth
+        parts.append(f"{rate:.3g} cells/s, {share:.0%} of copy bw")
     return "; ".join(p for p in parts if p)
 
 
-def table(rows: list[dict], bandwidth: float) -> str:
-    out = [
-        "| workload | contender | median s | vs ours | peak RSS MB | solver peak MB | result |",
-        "|---|---|---:|---:|---:|---:|---|",
-    ]
-    ours = {
-        r["workload"]: r for r in rows if r["contender"] in ("ours-numpy", "ours-pareto-knee") and r["status"] == "ok"
-    }
+def _plan(r: dict) -> str:
+    """Our solver's plan and the work it did, each part where the solver reports it: strategy and dtype, cells done
+    against n*C, peak states (a states plan), items fixed by reduction, lower and upper bound."""
+    st = r.get("stats") or {}
+    parts = [", ".join(str(st[k]) for k in ("strategy", "dtype") if st.get(k))]
+    if _cells(st) is not None:
+        parts.append(f"{_cells(st):.3g} cells, {100 * _cells(st) / max(1, r['n'] * r['capacity']):.3g}% of n*C")
+    if st.get("peak_states") is not None:
+        parts.append(f"{st['peak_states']:.3g} states")
+    fixed = st.get("fixed")
+    if isinstance(fixed, dict):
+        parts.append(f"fixed {fixed.get('in', 0)} in, {fixed.get('out', 0)} out")
+    elif fixed is not None:
+        parts.append(f"fixed {fixed}")
+    if st.get("lower_bound") is not None or st.get("upper_bound") is not None:
+        parts.append(f"bounds [{st.get('lower_bound', '?')}, {st.get('upper_bound', '?')}]")
+    return "; ".join(p for p in parts if p)
+
+
+def _ours(r: dict) -> bool:
+    return r["contender"].startswith("ours")
+
+
+def _right(r: dict) -> bool:
+    """An answer that counts: optimal and feasible, or (knee search) the knee every contender agreed on."""
+    verdict = r.get("verdict", "")
+    knee = verdict.startswith("knee ") and "differ" not in verdict
+    return r["status"] == "ok" and (verdict == "optimal" or knee)
+
+
+def staleness(rows: list[dict]) -> dict[str | None, bool | None]:
+    """For each commit our rows were measured at: has the solver code changed since (None: cannot tell)?"""
+    return {c: provenance.solver_changed_since(c) for c in {r["commit"] for r in rows if _ours(r)}}
+
+
+def _stale(r: dict, changed: dict) -> str:
+    """Our rows only: a rival's row depends on the rival's version (in its machine id) and the workload alone."""
+    return {True: "stale", False: "", None: "?"}[changed[r["commit"]]] if _ours(r) else ""
+
+
+def _md(cells: list) -> str:
+    """One markdown table line."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+COLUMNS = ["workload", "contender", "median s", "vs ours", "peak RSS MB", "solver peak MB", "plan", "result"]
+COLUMNS += ["commit", "machine", "stale"]
+
+
+def table(rows: list[dict], runs: list[dict], changed: dict) -> str:
+    out = [_md(COLUMNS), "|---|---|---:|---:|---:|---:|---|---|---|---|---|"]
+    ours = {r["workload"]: r for r in rows if r["contender"] in REFERENCE and r["status"] == "ok"}
     for r in rows:
         ref = ours.get(r["workload"])
         ratio = f"{r['median_s'] / ref['median_s']:.2f}x" if ref and r["status"] == "ok" else ""
         rss = f"{r['rss_peak'] / MB:.0f}" if r["status"] == "ok" else ""
         solver = f"{r['stats']['peak_bytes'] / MB:.1f}" if r["status"] == "ok" and r.get("stats") else ""
-        note = _note(r, bandwidth)
-        out.append(f"| {r['workload']} | {r['contender']} | {_fmt_s(r)} | {ratio} | {rss} | {solver} | {note} |")
+        note = _note(r, runs[r["run"]]["copy_bandwidth_bytes_per_s"])
+        cells = [r["workload"], r["contender"], _fmt_s(r), ratio, rss, solver, _plan(r), note]
+        out.append(_md(cells + [r["commit"], r["machine"], _stale(r, changed)]))
     return "\n".join(out)
+
+
+def _named(names: list[str]) -> str:
+    """How many, and which."""
+    return f"{len(names)}" + (f" ({', '.join(names)})" if names else "")
+
+
+def versus(rows: list[dict]) -> str:
+    """Each workload's row of ours against the fastest rival with a right answer, and a line that sums them up:
+    where ours is faster, the median ratio, where a rival was more than 2x faster, where only a rival answered."""
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["workload"], []).append(r)
+    lines = [
+        _md(["workload", "ours s", "fastest right rival", "its s", "rival s / ours s"]),
+        "|---|---:|---|---:|---:|",
+    ]
+    ratios, beaten, unanswered, alone = [], [], [], 0
+    for wl, rs in by.items():
+        ours = next((r for r in rs if r["contender"] in REFERENCE), None)
+        if ours is None:
+            continue
+        best = min((r for r in rs if not _ours(r) and _right(r)), key=lambda r: r["median_s"], default=None)
+        if best is None:
+            alone += 1
+            lines.append(_md([wl, _fmt_s(ours), "none right", "", ""]))
+            continue
+        ratio = best["median_s"] / ours["median_s"] if _right(ours) else None
+        if ratio is None:
+            unanswered.append(wl)
+        else:
+            ratios.append(ratio)
+            if ratio < 0.5:
+                beaten.append(wl)
+        shown = "-" if ratio is None else f"{ratio:.2f}x"
+        lines.append(_md([wl, _fmt_s(ours), best["contender"], _fmt_s(best), shown]))
+    if len(lines) == 2:
+        return ""
+    ref = next(r["contender"] for r in rows if r["contender"] in REFERENCE)
+    median = f", median rival/ours {statistics.median(ratios):.2f}x" if ratios else ""
+    summary = (
+        f"**{ref} against the fastest rival with a right answer**, on {len(ratios)} workloads where both were right: "
+        f"ours faster on {sum(x > 1 for x in ratios)}{median}; a rival more than 2x faster on {_named(beaten)}. "
+        f"Ours skipped, timed out, failed or wrong where a rival was right: {_named(unanswered)}; no rival right: "
+        f"{alone}."
+    )
+    return "\n".join([summary, "", *lines])
 
 
 def claims(rows: list[dict]) -> str:
@@ -90,7 +189,7 @@ def claims(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def plots(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> list[str]:
+def plots(runs: list[dict], rows: list[dict], out_dir: Path, stem: str) -> list[str]:
     try:
         import matplotlib
 
@@ -145,17 +244,17 @@ def plots(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> list[str]:
         ax.legend(fontsize=7)
         save(fig, "memory-vs-n")
 
-    ours = [r for r in ok if r["contender"].startswith("ours") and r.get("stats") and r["stats"]["cell_updates"]]
+    ours = [r for r in ok if _ours(r) and _cells(r.get("stats") or {}) and r["stats"].get("profile_length")]
     if ours:
         fig, ax = plt.subplots(figsize=(7, 4.2))
         for name in sorted({r["contender"] for r in ours}):
             pts = sorted(
-                (r["stats"]["profile_length"], r["stats"]["cell_updates"] / r["median_s"])
+                (r["stats"]["profile_length"], _cells(r["stats"]) / r["median_s"])
                 for r in ours
                 if r["contender"] == name
             )
             ax.plot(*zip(*pts, strict=True), marker="o", linestyle="none", label=name)
-        bw = statistics.median(r["copy_bandwidth_bytes_per_s"] for r in meta.get("runs", [meta]))
+        bw = statistics.median(run["copy_bandwidth_bytes_per_s"] for run in runs)
         ax.axhline(bw / 12, color="gray", linestyle="--", label=f"copy bandwidth / 12 B per int32 cell ({bw / 12:.2g})")
         ax.set(xscale="log", yscale="log", xlabel="profile length (DP capacity + 1)", ylabel="cell updates / s")
         ax.set_title("throughput vs capacity")
@@ -165,31 +264,69 @@ def plots(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> list[str]:
     return made
 
 
-def _commits(meta: dict) -> str:
-    """The commit of a single run, or each merged run's commit and how many workloads it measured."""
-    runs = meta.get("runs")
-    if not runs:
-        return meta["git_commit"]
-    return ", ".join(f"{r['git_commit']} ({r['workloads']} workloads)" for r in runs)
-
-
-def _bandwidth(meta: dict) -> str:
+def _bandwidth(runs: list[dict]) -> str:
     """The run's measured copy bandwidth, or the range over merged runs (each row is rated against its own)."""
-    bws = [r["copy_bandwidth_bytes_per_s"] for r in meta.get("runs", [meta])]
+    bws = [r["copy_bandwidth_bytes_per_s"] for r in runs]
     lo, hi = min(bws) / 1e9, max(bws) / 1e9
     return f"{lo:.1f} GB/s" if hi - lo < 0.05 else f"{lo:.1f}-{hi:.1f} GB/s by run"
 
 
-def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
-    v = meta["versions"]
+def stale_summary(rows: list[dict], changed: dict) -> str:
+    """How many of our rows are stale, dirty, or of a commit git cannot place, against HEAD now."""
+    ours = [r for r in rows if _ours(r)]
+    stale = [r for r in ours if changed[r["commit"]]]
+    timed = sum(r["status"] == "ok" for r in stale)
+    dirty = sum(str(r["commit"]).endswith("+dirty") for r in ours)
+    unknown = sum(changed[r["commit"]] is None for r in ours)
+    return (
+        f"**Stale: {len(stale)} of our {len(ours)} rows** ({timed} of them timed, the rest skipped or failed) were "
+        f"measured at a commit whose solver code (knapsack_gpu/, kernels/) differs from HEAD {provenance.head()} "
+        f"at report time; {dirty} were measured on a dirty tree, {unknown} at a commit git cannot place."
+    )
+
+
+def runs_and_machines(runs: list[dict], rows: list[dict]) -> str:
+    """Each run (commit, time, machine, rows it still holds, the solver commits since) and each machine in full."""
+    lines = [
+        "## Runs and machines",
+        "",
+        "| run | commit | timestamp (UTC) | machine | rows | copy bandwidth | solver commits since |",
+        "|---:|---|---|---|---:|---:|---|",
+    ]
+    for i, run in enumerate(runs):
+        held = sum(r["run"] == i for r in rows)
+        since = provenance.solver_commits_since(run["git_commit"])
+        bandwidth = f"{run['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s"
+        lines.append(
+            _md(
+                [i, run["git_commit"], run["timestamp"], provenance.machine_id(run), held, bandwidth]
+                + [", ".join(since) or "-"]
+            )
+        )
+    names = ["python", "torch", "numpy", "triton", "scipy", "ortools"]
+    lines += [
+        "",
+        _md(["machine", "cpu", "cores", "memory", "GPU", "threads", *names]),
+        "|---|---|---:|---:|---|---:|" + "---|" * len(names),
+    ]
+    machines = {provenance.machine_id(run): run for run in runs}
+    for mid, m in machines.items():
+        memory = f"{m['memory_bytes'] / 2**30:.0f} GiB" if m.get("memory_bytes") else "?"
+        versions = [m["versions"].get(k) for k in names]
+        lines.append(_md([mid, m["cpu"], m["cores"], memory, m["gpu"] or "none", m["threads"], *versions]))
+    return "\n".join(lines)
+
+
+def write_report(runs: list[dict], rows: list[dict], out_dir: Path, stem: str) -> str:
+    changed = staleness(rows)
     head = [
         f"# Benchmark suite ({stem})",
         "",
-        f"{meta['timestamp']}, commit {_commits(meta)}: {meta['cpu']}, {meta['cores']} cores, "
-        f"{meta['memory_bytes'] / 2**30:.0f} GiB, GPU: {meta['gpu'] or 'none'}; {meta['threads']} thread(s) for every "
-        f"contender; copy bandwidth {_bandwidth(meta)}.",
-        f"python {v['python']}, torch {v['torch']}, numpy {v['numpy']}, triton {v['triton']}, scipy {v['scipy']}, "
-        f"ortools {v['ortools']}.",
+        f"{len(runs)} run(s), {runs[0]['timestamp']} to {runs[-1]['timestamp']}, on "
+        f"{len({provenance.machine_id(r) for r in runs})} machine(s), both listed under Runs and machines at the end; "
+        f"copy bandwidth {_bandwidth(runs)}.",
+        "",
+        stale_summary(rows, changed),
         "",
         "Medians of the repeats shown, after one untimed warm-up run per contender where n*C <= 1e9 (beyond that the",
         "first, cold run is among the repeats); peak RSS is the contender's whole process (python + torch included);",
@@ -197,7 +334,15 @@ def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
         "optimum (public instances) or the exact contenders' (ours, OR-Tools), and feasibility separately.",
         "`% of copy bw`: cell updates/s times three values a cell (read f(c) and f(c - w), write f(c)) against the",
         "measured copy bandwidth; over 100% means the shifted read came from cache, and a row that fits in cache",
-        "(C ~ 1e4) is bound by ufunc calls, not memory.",
+        "(C ~ 1e4) is bound by ufunc calls, not memory. `plan` (our rows): strategy and dtype, DP cells done against",
+        "n*C, and where the solver reports them its peak states, the items reduction fixed in and out, its bounds.",
+        "Each group opens with ours against the fastest rival whose answer was right (rival s / ours s: above 1, ours",
+        "is faster).",
+        "`commit`: the code the row was measured at, `+dirty` when tracked files under knapsack_gpu/, kernels/ or",
+        "benchmarks/ differed from it. `machine`: hardware, threads and library versions, listed at the end. `stale`:",
+        "one of our rows whose solver code changed since its commit (`git diff --quiet <commit> HEAD -- knapsack_gpu",
+        "kernels`, asked when this report was written; `?` where git cannot tell). A rival's row depends only on the",
+        "rival's version, which its machine id records, and the workload.",
         "",
     ]
     body = []
@@ -206,10 +351,11 @@ def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
         ("pareto", "The whole trade-off: knee search over 100 budgets, one pass vs one dp_knapsack per budget"),
         ("seeds", "Seeds' scale"),
         ("public", "Public instances"),
+        ("kplib10k", "kplib n = 10,000: ours against branch and bound (OR-Tools, HiGHS) and OR-Tools' DP"),
     ]:
         g = [r for r in rows if r["group"] == group]
         if g:
-            body += [f"## {title}", "", table(g, meta["copy_bandwidth_bytes_per_s"]), ""]
+            body += [f"## {title}", "", versus(g), "", table(g, runs, changed), ""]
             if group == "seeds":
                 body += [claims(rows), ""]
     wrong = [
@@ -221,7 +367,8 @@ def write_report(meta: dict, rows: list[dict], out_dir: Path, stem: str) -> str:
     ]
     body += ["## Answers that were not optimal or not feasible", ""]
     body += [f"- {r['workload']}: {r['contender']}: {r['verdict']}" for r in wrong] or ["- none"]
-    pngs = plots(meta, rows, out_dir, stem)
+    body += ["", runs_and_machines(runs, rows)]
+    pngs = plots(runs, rows, out_dir, stem)
     body += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs]
     md = "\n".join(head + body) + "\n"
     (out_dir / f"{stem.upper()}.md").write_text(md)

@@ -1,35 +1,41 @@
 """The benchmark suite: every contender on every workload, side by side, each run in its own process.
 
-    python benchmarks/suite.py [--quick] [--large] [--threads 1] [--groups partitioner,seeds,public]
+    python benchmarks/suite.py [--quick] [--large] [--threads 1] [--groups partitioner,seeds,public,kplib10k]
+    python benchmarks/suite.py --groups public --workloads kplib/ --contenders ours-numpy,ortools-bb --list
+    python benchmarks/suite.py --merge benchmarks/results/suite.json benchmarks/results/tmp/mine.json --out suite
 
-Writes benchmarks/results/suite[-quick].json (device, versions, git commit, threads, timestamp, every run),
+Writes benchmarks/results/suite[-quick].json (the run's machine, versions, commit, threads, timestamp; every row),
 benchmarks/results/SUITE[-quick].md (the tables) and PNG plots, and prints the tables. Medians of repeats; the same
-thread count for every contender; peak memory is each child process's ru_maxrss. Contenders that cannot fit this
-machine's memory (by their own formula) or the suite's time budget are listed as skipped, with the reason.
+thread count for every contender; peak memory is each child process's VmHWM. Contenders that cannot fit this
+machine's memory (by their own formula), and torch's dense DPs beyond the cell budget, are listed as skipped with the
+reason; every solve runs under --timeout (branch and bound under its own shorter limit) and a solve that hits it is
+reported as a timeout. Public instances come from --instances, $KNAPSACK_INSTANCES or ../shared/instances.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import provenance  # noqa: E402
+import results  # noqa: E402
 from contenders import CONTENDERS  # noqa: E402
-from workloads import pareto_scale, partitioner_scale, public, seeds_scale  # noqa: E402
+from workloads import INSTANCES_VAR, instances, kplib10k, pareto_scale, partitioner_scale, public, seeds_scale  # noqa: E402
 
 RESULTS = HERE / "results"
 EXACT = {"ours-numpy", "ours-numpy-lowmem", "ours-torch-cpu", "ours-cuda-torch", "ours-cuda-triton", "ortools-dc"}
-DP_LIKE = {"torch-dp", "torch-sliding-hirschberg"} | {c for c in CONTENDERS if c.startswith("ours")}
+EXACT |= {"ortools-bb"}  # its answers count only when it proved them optimal (else: timeout)
+# Skipped beyond --cell-budget: their time and memory grow with n*C whatever the instance. Ours is not: its solver
+# prunes cells and chooses a plan per instance (issue 10), so --timeout bounds it instead.
+DENSE_ONLY = {"torch-dp", "torch-sliding-hirschberg"}
 OURS = [
     "ours-numpy",
     "ours-cuda-triton",
@@ -39,17 +45,18 @@ GROUP_CONTENDERS = {
     "partitioner": OURS + ["ours-torch-cpu", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "scipy-milp"],
     "seeds": OURS
     + ["ours-numpy-lowmem", "ours-numpy-f32", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "ortools-dc"],
-    "public": OURS + ["ortools-dc", "scipy-milp", "torch-sliding-hirschberg", "torch-dp", "torch-greedy"],
+    "public": OURS + ["ortools-dc", "ortools-bb", "scipy-milp", "torch-sliding-hirschberg", "torch-dp", "torch-greedy"],
     "pareto": ["ours-pareto-knee", "torch-dp-knee"],
+    # issue 10's benchmark: ours against the best of OR-Tools (branch and bound, DP) and scipy's MILP
+    "kplib10k": ["ours-numpy", "ortools-bb", "ortools-dc", "scipy-milp"],
 }
-
-
-def meminfo_total() -> int:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    return 16 << 30
+GROUPS = {  # the workloads of each group, from the parsed arguments
+    "partitioner": lambda args: partitioner_scale(args.quick),
+    "pareto": lambda args: pareto_scale(args.quick),
+    "seeds": lambda args: seeds_scale(args.quick, args.large),
+    "public": lambda args: public(args.quick, instances(args.instances)),
+    "kplib10k": lambda args: kplib10k(args.quick, instances(args.instances)),
+}
 
 
 def copy_bandwidth() -> float:
@@ -66,44 +73,9 @@ def copy_bandwidth() -> float:
     return 2 * a.nbytes / best
 
 
-def machine(threads: int) -> dict:
-    import numpy
-    import torch
-
-    versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__}
-    for mod in ("triton", "scipy", "ortools"):
-        try:
-            versions[mod] = __import__(mod).__version__
-        except ImportError:
-            versions[mod] = None
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = None
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_bytes": meminfo_total(),
-        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-        "versions": versions,
-        "git_commit": commit,
-        "threads": threads,
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "copy_bandwidth_bytes_per_s": copy_bandwidth(),
-    }
-
-
 def repeats_for(name: str, cells: int, quick: bool) -> int:
-    if name == "scipy-milp" and cells > 10**8:
-        return 1  # a MIP's time does not follow n*C; one run under its time limit says enough
+    if CONTENDERS[name].time_limit and cells > 10**8:
+        return 1  # branch and bound's time does not follow n*C; one run under its time limit says enough
     if cells <= 10**8:
         return 3 if quick else 5
     if cells <= 10**10:
@@ -121,7 +93,7 @@ def skip_reason(name: str, wl: dict, args) -> str | None:
         return "integer values only"
     if c.memory is not None and c.memory(wl["n"], wl["capacity"]) > args.memory_budget:
         return f"out of memory: needs {c.memory(wl['n'], wl['capacity']) / 1e9:.1f} GB by its own formula"
-    if name in DP_LIKE and cells > args.cell_budget:
+    if name in DENSE_ONLY and cells > args.cell_budget:
         return f"n*C = {cells:.2g} beyond the suite's budget of {args.cell_budget:.2g} cells"
     if name == "torch-sliding-hirschberg" and cells > args.cell_budget / 10:
         return f"n*C = {cells:.2g}: its ~2nC float32 cells exceed a tenth of the budget"
@@ -129,25 +101,30 @@ def skip_reason(name: str, wl: dict, args) -> str | None:
 
 
 WARMUP_CELLS = 10**9  # up to here every contender gets one untimed run first; beyond, a warm-up would double hours
+SLACK_S = 30  # imports and loading the instance, so that a solver's own time limit fires before the suite's kill
+
+
+def time_limit(name: str, args) -> float:
+    """Seconds one solve may take: --timeout, or the contender's own shorter leash (branch and bound)."""
+    return min(args.timeout, CONTENDERS[name].time_limit or args.timeout)
 
 
 def run_child(name: str, wl: dict, repeats: int, args) -> dict:
     warmup = wl["n"] * wl["capacity"] <= WARMUP_CELLS
+    limit = time_limit(name, args)
     cmd = [sys.executable, str(HERE / "child.py"), name, json.dumps(wl), str(repeats), str(args.threads)]
-    cmd.append(str(int(warmup)))
-    # A MIP on instances built to defeat branch and bound can run for hours: it gets a shorter leash.
-    timeout = min(args.timeout, 60) if name == "scipy-milp" else args.timeout
+    cmd += [str(int(warmup)), str(limit)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * (repeats + warmup))
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * (repeats + warmup) + SLACK_S)
     except subprocess.TimeoutExpired:
-        return {"status": f"timeout after {timeout} s"}
+        return {"status": f"timeout after {limit:g} s"}
     if p.returncode != 0:
         err = p.stderr.strip().splitlines()
         last = err[-1] if err else f"exit {p.returncode}"
         status = "out of memory" if ("MemoryError" in last or "out of memory" in last.lower()) else "error"
         return {"status": status, "error": last[-300:]}
     out = json.loads(p.stdout.strip().splitlines()[-1])
-    out["status"] = "ok"
+    out.setdefault("status", "ok")  # a solver stopped at its own limit reports "timeout after ..." itself
     return out
 
 
@@ -185,92 +162,120 @@ def summarize(r: dict) -> dict:
 
 
 def merge(paths: list[str], stem: str) -> int:
-    """Combine result files into one JSON and one report: a later file's rows replace earlier rows of the same
-    workload and contender, and every row keeps the commit and the copy bandwidth of the run that measured it."""
+    """Combine result files into one JSON and one report (see results.merge: every source's runs are kept)."""
     from report import write_report
 
-    metas, rows = [], {}  # (workload, contender) -> row; a replaced row keeps its place in the tables
-    for path in paths:
-        data = json.loads(Path(path).read_text())
-        run = {"commit": data["meta"]["git_commit"], "copy_bandwidth": data["meta"]["copy_bandwidth_bytes_per_s"]}
-        for r in data["rows"]:
-            rows[r["workload"], r["contender"]] = {**run, **r}
-        metas.append({**data["meta"], "workloads": len({r["workload"] for r in data["rows"]})})
-    meta = {**metas[-1], "runs": metas}
-    (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": list(rows.values())}, indent=1))
-    print(write_report(meta, list(rows.values()), RESULTS, stem))
+    runs, rows = results.merge([results.load(p) for p in paths])
+    out = RESULTS / stem
+    results.save(out.with_suffix(".json"), runs, rows)
+    print(write_report(runs, rows, out.parent, out.name))
     return 0
+
+
+def selection(args, only: list[str] | None) -> list[tuple[str, dict, list[str]]]:
+    """(group, workload, contenders) in run order: each group's workloads whose id contains a --workloads part.
+
+    Raises:
+        FileNotFoundError: a public group was asked for and the instance folder is missing.
+    """
+    parts = args.workloads.split(",") if args.workloads else None
+    return [
+        (group, wl, only or GROUP_CONTENDERS[group])
+        for group in args.groups.split(",")
+        for wl in GROUPS[group](args)
+        if parts is None or any(part in wl["id"] for part in parts)
+    ]
+
+
+def print_selection(chosen: list[tuple[str, dict, list[str]]], args) -> None:
+    """What a run with these arguments would do, without doing it (--list)."""
+    for group, wl, names in chosen:
+        for name in names:
+            why = skip_reason(name, wl, args)
+            repeats = repeats_for(name, wl["n"] * wl["capacity"], args.quick)
+            plan = f"skip: {why}" if why else f"{repeats} repeat(s), at most {time_limit(name, args):g} s each"
+            print(f"{group:<12} {wl['id']:<60} {name:<26} {plan}")
+    print(f"{len(chosen)} workloads, {sum(len(names) for *_, names in chosen)} contender runs")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="small workloads and few repeats (about a minute)")
+    ap.add_argument("--quick", action="store_true", help="small workloads and few repeats (a few minutes)")
     ap.add_argument("--large", action="store_true", help="also n=2000, C=3.8e8 (the seeds' largest scale)")
     ap.add_argument("--threads", type=int, default=1, help="threads for every contender (default 1)")
-    ap.add_argument("--groups", default="partitioner,pareto,seeds,public")
+    ap.add_argument("--groups", default=",".join(GROUPS), help=f"comma-separated, of: {', '.join(GROUPS)}")
     ap.add_argument("--contenders", default=None, help="contenders to run instead of each group's line-up")
     ap.add_argument("--workloads", default=None, help="comma-separated id substrings to run (e.g. kplib/,_c_1000000_)")
-    ap.add_argument("--timeout", type=float, default=None, help="seconds per contender run")
-    ap.add_argument("--cell-budget", type=float, default=None, help="skip DP contenders above this n*C")
-    ap.add_argument("--out", default=None, help="results file stem (default suite or suite-quick)")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per solve (default 900; 60 with --quick)")
+    ap.add_argument("--cell-budget", type=float, default=None, help="skip torch's dense DPs above this n*C")
+    ap.add_argument(
+        "--instances",
+        default=None,
+        help=f"folder of the public instances (default ${INSTANCES_VAR}, else ../shared/instances)",
+    )
+    ap.add_argument("--list", action="store_true", help="print the workloads and contenders a run would time, and exit")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="results stem under benchmarks/results/, e.g. tmp/mine (default suite or suite-quick)",
+    )
     ap.add_argument("--merge", nargs="+", metavar="JSON", help="only combine earlier result files into --out's report")
     args = ap.parse_args(argv)
     if args.merge:
         return merge(args.merge, args.out or "suite")
     args.timeout = args.timeout or (60 if args.quick else 900)
-    # 1.3e11: Jooken's hardest c=1e8 instance (1.2e11) fits; kplib's n=1e4 instances (2.5e11, easy for
-    # branch and bound, not what a dense DP is for) do not.
+    # 1.3e11: Jooken's hardest c=1e8 instance (1.2e11) fits; kplib's n=1e4 instances (2.5e11, easy for branch and
+    # bound, not what torch's dense DPs are for) do not.
     args.cell_budget = args.cell_budget or (5e9 if args.quick else 1.3e11)
-    args.memory_budget = int(0.75 * meminfo_total())
+    args.memory_budget = int(0.75 * (provenance.memory_total() or 16 << 30))
     stem = args.out or ("suite-quick" if args.quick else "suite")
     # --contenders: exactly these, in this order, even outside a group's usual line-up (e.g. a low-memory run).
     only = args.contenders.split(",") if args.contenders else None
     unknown = set(only or ()) - set(CONTENDERS)
     if unknown:
         ap.error(f"unknown contenders: {', '.join(sorted(unknown))}; known: {', '.join(CONTENDERS)}")
+    unknown = set(args.groups.split(",")) - set(GROUPS)
+    if unknown:
+        ap.error(f"unknown groups: {', '.join(sorted(unknown))}; known: {', '.join(GROUPS)}")
+    try:
+        chosen = selection(args, only)
+    except FileNotFoundError as e:
+        ap.error(str(e))
+    if args.list:
+        print_selection(chosen, args)
+        return 0
+    if not chosen:
+        ap.error(f"no workload of groups {args.groups} matches --workloads {args.workloads}")
 
-    meta = machine(args.threads)
+    runs = [{**provenance.machine(args.threads), "copy_bandwidth_bytes_per_s": copy_bandwidth()}]
+    meta = runs[0]
     print(
         f"# {meta['cpu']} ({meta['cores']} cores), gpu: {meta['gpu']}, threads: {args.threads}, "
         f"copy bandwidth {meta['copy_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s, commit {meta['git_commit']}"
     )
-    groups = {
-        "partitioner": partitioner_scale(args.quick),
-        "pareto": pareto_scale(args.quick),
-        "seeds": seeds_scale(args.quick, args.large),
-        "public": public(args.quick),
-    }
+    out = RESULTS / stem
     rows = []
-    for group in args.groups.split(","):
-        for wl in groups[group]:
-            if args.workloads and not any(part in wl["id"] for part in args.workloads.split(",")):
+    for group, wl, names in chosen:
+        wl_rows = []
+        for name in names:
+            base = {"workload": wl["id"], "group": group, "n": wl["n"], "capacity": wl["capacity"], "contender": name}
+            base = results.stamp(base, runs, 0)
+            why = skip_reason(name, wl, args)
+            if why:
+                wl_rows.append({**base, "status": "skipped", "reason": why})
                 continue
-            wl_rows = []
-            for name in only or GROUP_CONTENDERS[group]:
-                base = {
-                    "workload": wl["id"],
-                    "group": group,
-                    "n": wl["n"],
-                    "capacity": wl["capacity"],
-                    "contender": name,
-                }
-                why = skip_reason(name, wl, args)
-                if why:
-                    wl_rows.append({**base, "status": "skipped", "reason": why})
-                    continue
-                repeats = repeats_for(name, wl["n"] * wl["capacity"], args.quick)
-                r = summarize({**base, "repeats": repeats, **run_child(name, wl, repeats, args)})
-                wl_rows.append(r)
-                line = f"{r['median_s']:.4f} s" if r["status"] == "ok" else r["status"]
-                print(f"{wl['id']:<60} {name:<26} {line}", flush=True)
-            judge(wl_rows, wl)
-            rows.extend(wl_rows)
-            RESULTS.mkdir(exist_ok=True)
-            (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+            repeats = repeats_for(name, wl["n"] * wl["capacity"], args.quick)
+            r = summarize({**base, "repeats": repeats, **run_child(name, wl, repeats, args)})
+            wl_rows.append(r)
+            line = f"{r['median_s']:.4f} s" if r["status"] == "ok" else r["status"]
+            print(f"{wl['id']:<60} {name:<26} {line}", flush=True)
+        judge(wl_rows, wl)
+        rows.extend(wl_rows)
+        results.save(out.with_suffix(".json"), runs, rows)
 
     from report import write_report
 
-    md = write_report(meta, rows, RESULTS, stem)
+    md = write_report(runs, rows, out.parent, out.name)
     print(md)
     return 0
 

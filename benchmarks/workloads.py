@@ -13,7 +13,25 @@ from pathlib import Path
 
 import numpy as np
 
-INSTANCES = Path(os.environ.get("KNAPSACK_INSTANCES", Path(__file__).resolve().parents[2] / "shared" / "instances"))
+INSTANCES_VAR = "KNAPSACK_INSTANCES"
+DEFAULT_INSTANCES = Path(__file__).resolve().parents[2] / "shared" / "instances"  # ../shared/instances
+
+
+def instances(folder: str | None = None) -> Path:
+    """The public instances' folder: `folder` (the suite's --instances), else $KNAPSACK_INSTANCES, else
+    ../shared/instances beside the checkout.
+
+    Raises:
+        FileNotFoundError: the folder does not exist, naming where it was looked for and how to point elsewhere.
+    """
+    root = Path(folder or os.environ.get(INSTANCES_VAR) or DEFAULT_INSTANCES)
+    if not root.is_dir():
+        how = "--instances" if folder else (INSTANCES_VAR if os.environ.get(INSTANCES_VAR) else "the default")
+        raise FileNotFoundError(
+            f"public instances not found at {root} (from {how}): set {INSTANCES_VAR} or pass --instances to the "
+            "folder holding jooken/, kplib/ and pisinger_knapPI_chuanyuxue/, or leave the public groups out of --groups"
+        )
+    return root
 
 
 def _generated(group: str, n: int, capacity: int, seed: int = 0, values: str = "float") -> dict:
@@ -64,59 +82,52 @@ QUICK_PUBLIC = {
     "kplib/03InverseStronglyCorrelated_n01000_R10000_s000",
     "pisinger/knapPI_2_1000_1000_1",
 }
+QUICK_KPLIB10K = {"kplib/00Uncorrelated_n10000_R10000_s000"}
 
 
-def public(quick: bool) -> list[dict]:
-    """Jooken, kplib and Pisinger's knapPI instances from ../shared/instances, with their known optima."""
-    out = []
-    if not INSTANCES.exists():
-        return out
-    if quick:
-        return [wl for wl in public(False) if wl["id"] in QUICK_PUBLIC]
-    jooken = INSTANCES / "jooken"
-    for row in _manifest(jooken / "manifest.csv"):
-        n, cap = int(row["n"]), int(row["capacity"])
-        opt = int(row["optimum"])
-        out.append(
-            {
-                "id": f"jooken/{row['file'][:-3]}",
-                "group": "public",
-                "n": n,
-                "capacity": cap,
-                "source": {"file": str(jooken / row["file"])},
-                "optimum": opt if opt >= 0 else None,
-            }
-        )
-    kplib = INSTANCES / "kplib"
+def _file(group: str, wid: str, path: Path, n: int, capacity: int, optimum: int | None) -> dict:
+    return {"id": wid, "group": group, "n": n, "capacity": capacity, "source": {"file": str(path)}, "optimum": optimum}
+
+
+def _kplib(root: Path, group: str, n: int) -> list[dict]:
+    """kplib's instances with n items, one per class, with their computed optima."""
+    kplib = root / "kplib"
     optima = {r["file"]: int(r["optimum"]) for r in _manifest(kplib / "optima_computed.csv")}
-    for row in _manifest(kplib / "manifest.csv"):
-        n, cap = int(row["n"]), int(row["capacity"])
+    return [
+        _file(group, f"kplib/{r['file'][:-3]}", kplib / r["file"], n, int(r["capacity"]), optima.get(r["file"]))
+        for r in _manifest(kplib / "manifest.csv")
+        if int(r["n"]) == n
+    ]
+
+
+def public(quick: bool, root: Path) -> list[dict]:
+    """Jooken, kplib (n = 1000) and Pisinger's knapPI instances under `root` (see :func:`instances`), with their
+    known optima."""
+    if quick:
+        return [wl for wl in public(False, root) if wl["id"] in QUICK_PUBLIC]
+    out = []
+    jooken = root / "jooken"
+    for row in _manifest(jooken / "manifest.csv"):
+        opt = int(row["optimum"])
+        path = jooken / row["file"]
         out.append(
-            {
-                "id": f"kplib/{row['file'][:-3]}",
-                "group": "public",
-                "n": n,
-                "capacity": cap,
-                "source": {"file": str(kplib / row["file"])},
-                "optimum": optima.get(row["file"]),
-            }
+            _file("public", f"jooken/{path.stem}", path, int(row["n"]), int(row["capacity"]), opt if opt >= 0 else None)
         )
-    pis = INSTANCES / "pisinger_knapPI_chuanyuxue"
+    out += _kplib(root, "public", 1000)
+    pis = root / "pisinger_knapPI_chuanyuxue"
     for path in sorted((pis / "large_scale").glob("knapPI_*")):
         n = int(path.name.split("_")[2])
         cap = int(path.read_text().split()[-1])
         opt = int((pis / "large_scale-optimum" / path.name).read_text().split()[0])
-        out.append(
-            {
-                "id": f"pisinger/{path.name}",
-                "group": "public",
-                "n": n,
-                "capacity": cap,
-                "source": {"file": str(path)},
-                "optimum": opt,
-            }
-        )
+        out.append(_file("public", f"pisinger/{path.name}", path, n, cap, opt))
     return out
+
+
+def kplib10k(quick: bool, root: Path) -> list[dict]:
+    """kplib's 13 classes at n = 10,000 (C ~ 2.5e7, n*C ~ 2.5e11): where branch and bound is strong and a dense DP
+    alone is not the tool (issue 10)."""
+    out = _kplib(root, "kplib10k", 10_000)
+    return [wl for wl in out if wl["id"] in QUICK_KPLIB10K] if quick else out
 
 
 def load(source: dict) -> tuple[np.ndarray, np.ndarray, int]:
