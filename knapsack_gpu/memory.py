@@ -60,22 +60,69 @@ def element_size(dtype: torch.dtype) -> int:
     return torch.empty((), dtype=dtype).element_size()
 
 
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # "max" (cgroup v2's no-limit) is not a number
+
+
+def _status_bytes(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _process_headroom() -> int | None:
+    """Bytes this process may still allocate under RLIMIT_AS (ulimit -v) and its cgroup's memory limit, if set."""
+    room = []
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            room.append(soft - (_status_bytes("VmSize") or 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    for limit, usage in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),  # cgroup v2
+        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),  # v1
+    ):
+        top, used = _read_int(limit), _read_int(usage)
+        if top is not None and used is not None and top < 1 << 60:  # v1 reports "no limit" as a huge number
+            room.append(top - used)
+    return max(0, min(room)) if room else None
+
+
 def available_bytes(device: torch.device) -> int:
-    """Bytes currently free on ``device`` (MemAvailable on Linux CPUs, mem_get_info on CUDA)."""
+    """Bytes currently free to this process on ``device``: mem_get_info on CUDA; on the CPU MemAvailable, capped by
+    RLIMIT_AS and the cgroup memory limit where they are set."""
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
         return int(free)
+    free = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    free = int(line.split()[1]) * 1024
+                    break
     except OSError:
         pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 4 << 30
+    if free is None:
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            free = 4 << 30
+    room = _process_headroom()
+    return free if room is None else min(free, room)
 
 
 def default_limit(device: torch.device) -> int:
@@ -105,10 +152,23 @@ class Meter:
         self.peak = 0
         self._live: dict[int, int] = {}
 
-    def room(self) -> int:
-        return self.limit - self.current
+    def hold(self, nbytes: int, what: str) -> None:
+        """Count ``nbytes`` that the solve keeps outside the meter's tensors (host arrays of per-item state) until
+        the meter is dropped; raise MemoryError naming them if the limit cannot hold them."""
+        if self.current + nbytes > self.limit:
+            raise MemoryError(
+                f"{what} needs at least {nbytes} bytes ({format_bytes(nbytes)}); with what the solve already "
+                f"holds that is {self.current + nbytes} bytes, over memory_limit={self.limit} "
+                f"({format_bytes(self.limit)})"
+            )
+        self.current += nbytes
+        self.peak = max(self.peak, self.current)
 
-    def alloc(self, shape: tuple[int, ...] | int, dtype: torch.dtype, *, zero: bool = False) -> torch.Tensor:
+    def note_peak(self, nbytes: int) -> None:
+        """Record a transient use of ``nbytes`` on top of what is held (checked by its owner beforehand)."""
+        self.peak = max(self.peak, self.current + nbytes)
+
+    def alloc(self, shape: tuple[int, ...] | int, dtype: torch.dtype) -> torch.Tensor:
         """Allocate on the meter's device; raise MemoryError naming the bytes if the limit or the device refuses."""
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         numel = 1
@@ -122,13 +182,14 @@ class Meter:
             )
         try:
             t = torch.empty(shape, dtype=dtype, device=self.device)
-        except (MemoryError, RuntimeError) as exc:  # torch.cuda.OutOfMemoryError is a RuntimeError
-            if not isinstance(exc, MemoryError) and "out of memory" not in str(exc).lower():
-                raise
-            raise DeviceOutOfMemory(f"{self.device} is out of memory allocating {nbytes} bytes: {exc}") from None
+        except (MemoryError, RuntimeError) as exc:
+            # torch.cuda.OutOfMemoryError is a RuntimeError; so is the CPU allocator's "can't allocate memory" when
+            # the OS refuses (ulimit -v, a cgroup, overcommit off). The shape and device were checked before: any
+            # failure here is the allocator's.
+            raise DeviceOutOfMemory(
+                f"{self.device} refused {nbytes} bytes ({format_bytes(nbytes)}): {str(exc).splitlines()[0][:200]}"
+            ) from None
         advise_huge_pages(t)
-        if zero:
-            t.zero_()
         self._live[id(t)] = nbytes
         self.current += nbytes
         self.peak = max(self.peak, self.current)

@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from . import __version__
+from .quantize import check, quantize, values
 from .solver import solve
 
 log = logging.getLogger(__name__)
@@ -40,44 +38,6 @@ ENV_GPU_MIN_CELLS = "KNAPSACK_GPU_PARTITIONER_MIN_CELLS"
 # less than a CUDA launch sequence plus a first Triton compile would cost; above it the GPU is worth it. An estimate
 # from the CPU's measured rate (~1e9 cells/s at C = 1e4 with bits): not yet measured on a device.
 GPU_MIN_CELLS = 50_000_000
-
-
-def _check_lists(memory: Sequence[float], runtimes: Sequence[float], max_memory: float) -> None:
-    if len(memory) != len(runtimes):
-        raise ValueError(f"memory has {len(memory)} entries but runtimes has {len(runtimes)}: they must match")
-    for name, seq in (("memory", memory), ("runtimes", runtimes)):
-        for i, x in enumerate(seq):
-            if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-                raise TypeError(f"{name}[{i}] = {x!r} is not a number")
-            if not math.isfinite(x):
-                raise ValueError(f"{name}[{i}] = {x}: {name} must be finite")
-            if x < 0:
-                raise ValueError(f"{name}[{i}] = {x}: {name} must be >= 0")
-    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, float, np.integer, np.floating)):
-        raise TypeError(f"max_memory = {max_memory!r} is not a number")
-    if not math.isfinite(max_memory) or max_memory < 0:
-        raise ValueError(f"max_memory = {max_memory}: it must be a finite number >= 0")
-
-
-def quantize(memory: Sequence[float], max_memory: float, scale: int, rounding: str) -> tuple[list[int], int]:
-    """Integer weights and budget.
-
-    "nearest" is dp_knapsack's own: Python's round(m * scale). "safe" rounds weights up and the budget down in exact
-    rational arithmetic, so a plan within the integer budget is within the float budget too.
-    """
-    if rounding == "nearest":
-        return [round(m * scale) for m in memory], round(max_memory * scale)
-    if rounding == "safe":
-        s = Fraction(scale)
-        return [math.ceil(Fraction(m) * s) for m in memory], math.floor(Fraction(max_memory) * s)
-    raise ValueError(f"rounding={rounding!r}; choose 'nearest' (dp_knapsack's) or 'safe'")
-
-
-def _values(runtimes: Sequence[float]) -> np.ndarray:
-    """Whole-number runtimes (the "flops" estimator's, up to ~1e12) as exact int64; the others as float64."""
-    if all(float(r).is_integer() and abs(r) < 2**62 for r in runtimes):
-        return np.array([int(r) for r in runtimes], dtype=np.int64)
-    return np.asarray(runtimes, dtype=np.float64)
 
 
 def choose_device(n: int, budget: int, device: str | torch.device = "auto") -> torch.device:
@@ -125,19 +85,19 @@ def knapsack(
     Raises:
         ValueError, TypeError: mismatched lengths, NaN, negative memory or runtimes.
     """
-    _check_lists(memory, runtimes, max_memory)
+    check(memory, runtimes, max_memory)
     if len(memory) == 0:
         return 0.0, [], []
     weights, budget = quantize(memory, max_memory, scale, rounding)
-    values = _values(runtimes)
+    runtime = values(runtimes)
     dev = choose_device(len(weights), budget, device)
     try:
-        sol = solve(weights, values, budget, device=dev)
+        sol = solve(weights, runtime, budget, device=dev, canonical=True)
     except Exception as exc:  # noqa: BLE001 - a compile must never fail because of the solver
         if dev.type == "cpu":
             raise
         log.warning("knapsack_gpu: %s on %s (%s); solving on the CPU instead", type(exc).__name__, dev, exc)
-        sol = solve(weights, values, budget, device="cpu")
+        sol = solve(weights, runtime, budget, device="cpu", canonical=True)
     saved = sol.selected
     chosen = set(saved)
     recomputable = [i for i in range(len(weights) - 1, -1, -1) if i not in chosen]

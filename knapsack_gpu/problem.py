@@ -40,14 +40,36 @@ class Instance:
         return int(self.weights.shape[0])
 
 
+def _tensor_array(x: torch.Tensor, name: str) -> np.ndarray:
+    """A dense 1-D tensor of real numbers on any device -> numpy; anything else is refused by name."""
+    accepted = "pass a dense (strided) tensor of integers or real floats on the CPU or a CUDA device"
+    if x.is_meta or x.device.type == "meta":
+        raise TypeError(f"{name} is on the meta device and has no values; {accepted}")
+    if x.is_nested:
+        raise TypeError(f"{name} is a nested tensor; {accepted}")
+    if x.layout != torch.strided:
+        raise TypeError(f"{name} is a {x.layout} tensor; {accepted} (e.g. {name}.to_dense())")
+    if x.is_quantized:
+        raise TypeError(f"{name} is a quantized {x.dtype} tensor; {accepted} (e.g. {name}.dequantize())")
+    if x.is_complex():
+        raise TypeError(f"{name} must be real numbers, got a {x.dtype} tensor")
+    if x.dtype == torch.bool:
+        raise TypeError(f"{name} must be numbers, got a torch.bool tensor; convert it to int first")
+    x = x.detach()
+    if x.is_floating_point() and x.dtype not in (torch.float16, torch.float32, torch.float64):
+        x = x.to(torch.float64)  # bfloat16 and float8 have no numpy type; float64 holds them exactly
+    return x.cpu().numpy()
+
+
 def _as_array(x: object, name: str) -> np.ndarray:
     if isinstance(x, torch.Tensor):
-        if x.is_complex():
-            raise TypeError(f"{name} must be real numbers, got a {x.dtype} tensor")
-        arr = x.detach().cpu().numpy()
+        arr = _tensor_array(x, name)
     elif isinstance(x, np.ndarray):
         arr = x
     elif isinstance(x, (list, tuple)):
+        for i, e in enumerate(x):  # one rule for booleans everywhere: they are not numbers here
+            if isinstance(e, (bool, np.bool_)):
+                raise TypeError(f"{name}[{i}] = {e!r} is not a number (booleans are refused; convert them to int)")
         try:
             arr = np.asarray(x)
         except ValueError as exc:  # ragged nesting
@@ -65,6 +87,8 @@ def _as_array(x: object, name: str) -> np.ndarray:
     kind = arr.dtype.kind
     if kind == "b":
         raise TypeError(f"{name} must be numbers, got booleans ({arr.dtype}); convert them to int first")
+    if kind == "f" and arr.dtype.itemsize < 8:
+        arr = arr.astype(np.float64)  # float16/float32: exact in float64
     if kind in "iuf":
         return arr
     if kind != "O":
