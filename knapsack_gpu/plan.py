@@ -1,0 +1,190 @@
+"""Choose how to solve a reduced instance, from its bounds, its cost and the memory limit.
+
+Strategies (``stats["plan"]``), cheapest first where they apply:
+- ``closed``: the lower bound meets the upper bound; the incumbent is optimal, no DP at all.
+- ``states``: a sparse list of undominated (weight, value) states (:mod:`knapsack_gpu.states`). Its size is not
+  known up front: it runs under a work budget (a share of the dense plan's estimated time) and a memory budget and
+  gives way to the dense plan when it outgrows either; where no dense row fits at all it is the only plan.
+- ``pruned``: the dense DP in efficiency order over the capacity windows the bounds leave (items in input order for
+  ``canonical``), recovered by a ragged bit table when it fits, else Hirschberg splits (:mod:`knapsack_gpu.recover`).
+- ``dense``: every cell, optionally over the complement (what to leave out) when that profile is shorter.
+
+The byte formulas every plan is checked against live here too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import bounds as bounds_mod
+from .arith import exact_sum
+from .dtypes import fits, numpy_dtype
+from .passes.base import ForwardPass, Job
+from .reduce import Reduced
+
+STRATEGIES = ("auto", "closed", "states", "pruned", "dense")
+ENV_STRATEGY = "KNAPSACK_GPU_STRATEGY"
+
+# Cost model, in seconds, for choosing between plans (rough CPU figures; only ratios matter): a dense cell update,
+# the per-item overhead of a dense pass, and one state update of the states list.
+CELL_SECONDS = 1e-9
+ITEM_SECONDS = 5e-6
+STATE_SECONDS = 40e-9
+STATES_ITEM_SECONDS = 150e-6  # a dozen torch ops per item
+# The states list may spend this share of the dense plan's estimated time before it gives way.
+STATES_BUDGET_SHARE = 0.1
+# A pruned pass must cut at least this share of the dense cells to be preferred (it gives up the complement).
+PRUNE_MIN_GAIN = 0.1
+
+
+def min_bytes(p: ForwardPass, m: int, length: int) -> int:
+    """The least working memory any dense plan needs: the pass's buffers, the kept half-profile and the split."""
+    return p.workspace_bytes(length, False) + p.items_bytes(m) + length * p.itemsize + p.split_bytes(length)
+
+
+def single_pass_bytes(p: ForwardPass, m: int, length: int, table_bytes: int) -> int:
+    """Working memory of the single-pass plan: the pass's buffers, decision staging and the bit table."""
+    return p.workspace_bytes(length, True) + p.items_bytes(m) + table_bytes
+
+
+def resolve_strategy(strategy: str | None) -> str:
+    if strategy is None:
+        strategy = os.environ.get(ENV_STRATEGY, "auto")
+        where = f"{ENV_STRATEGY}={strategy!r}"
+    else:
+        where = f"strategy={strategy!r}"
+    if not isinstance(strategy, str) or strategy not in STRATEGIES:
+        raise ValueError(f"{where}; choose one of {', '.join(repr(s) for s in STRATEGIES)}")
+    return strategy
+
+
+@dataclass
+class Dense:
+    """A dense plan: the job (items in processing order) and how its passes get windows."""
+
+    job: Job
+    positions: np.ndarray  # job item k is reduced item positions[k]
+    windows: object  # recover.WindowFn or None
+    threshold: float | None
+    slack: float
+    cells: int  # cell updates of the top-level pass
+
+    @property
+    def pruned(self) -> bool:
+        return self.windows is not None
+
+
+def _threshold(red: Reduced) -> tuple[float, float]:
+    """(the value the DP must reach, the slack float values get)."""
+    b = red.bounds
+    if red.integral:
+        return b.lower, 0.0
+    slack = bounds_mod.FLOAT_SLACK * max(1.0, abs(float(b.upper)))
+    return float(b.lower) - slack, slack
+
+
+def _window_fn(w: np.ndarray, v: np.ndarray, sorted_order: bool):
+    """Windows for a pass over job items [a, b) of the sub-problem [lo, hi) (rest: [lo, a) and the items after)."""
+
+    def fn(a: int, b: int, lo: int, hi: int, cap: int, reach: float):
+        if sorted_order:
+            return bounds_mod.sorted_windows(w[lo:hi], v[lo:hi], cap, reach, start=a - lo, stop=b - lo)
+        rest = np.r_[lo:a, b:hi]
+        return bounds_mod.slope_windows(w[a:b], v[a:b], cap, reach, extra=(w[rest], v[rest]))
+
+    return fn
+
+
+def pruned(red: Reduced, canonical: bool) -> Dense:
+    """The pruned dense plan: efficiency order (input order when canonical), windows from the bounds."""
+    b = red.bounds
+    positions = np.arange(red.n) if canonical else b.order
+    w, v = red.weights[positions], red.values[positions]
+    threshold, slack = _threshold(red)
+    fn = _window_fn(w, v, sorted_order=not canonical)
+    L = red.capacity + 1
+    job = Job(w, v.astype(numpy_dtype(red.dtype)), L, False, red.dtype, target=L - 1)
+    job.window = fn(0, red.n, 0, red.n, red.capacity, threshold)
+    return Dense(job, positions, fn, threshold, slack, job.schedule.cells)
+
+
+def dense(red: Reduced, complement: bool = True, whole: bool = False) -> Dense:
+    """Every cell, items in input order; over the complement when its profile is shorter (and exact in a dtype).
+    ``whole``: every capacity's value is wanted (a profile), not only the last."""
+    w, values = red.weights, red.values
+    cap = red.capacity
+    dtype, cover, target = red.dtype, False, cap
+    total = exact_sum(w)
+    if complement and total - cap < cap:
+        # The complement's sentinel for "cannot cover" and its split sums reach twice the value total.
+        cover_bound = 2 * exact_sum(values) + 2 if red.integral else None
+        import torch
+
+        cover_dtype = dtype if fits(dtype, cover_bound) else (torch.int64 if fits(torch.int64, cover_bound) else None)
+        if cover_dtype is not None and (total - cap + 1) * _size(cover_dtype) < (cap + 1) * _size(dtype):
+            cover, target, dtype = True, total - cap, cover_dtype
+    vals = values.astype(numpy_dtype(dtype))
+    sentinel = None
+    if cover:
+        vals = -vals
+        sentinel = vals.dtype.type(-np.inf if vals.dtype.kind == "f" else -(exact_sum(values) + 1))
+    job = Job(w, vals, target + 1, cover, dtype, sentinel, target=None if whole else target)
+    return Dense(job, np.arange(red.n), None, None, 0.0, job.schedule.cells)
+
+
+def _size(dtype) -> int:
+    return np.dtype(numpy_dtype(dtype)).itemsize
+
+
+@dataclass
+class Choice:
+    """The plan for one reduced instance: what runs first, and the dense plan it falls back to (or None)."""
+
+    strategy: str
+    dense: Dense | None
+    states_budget: int | None  # state updates the states list may spend (None: unlimited)
+    reason: str
+
+
+def choose(red: Reduced, strategy: str, canonical: bool, dense_fits: bool) -> Choice:
+    """Pick a plan.
+
+    Args:
+        red: the reduced instance (with bounds unless the caller turned them off).
+        strategy: "auto" or a forced strategy.
+        canonical: dp_knapsack's selection is wanted: dense plans in input order only.
+        dense_fits: whether a dense plan's minimum working set fits the memory limit.
+    """
+    b = red.bounds
+    if strategy == "closed" or (strategy == "auto" and b is not None and b.closed and not canonical):
+        if b is None or not b.closed:
+            raise ValueError("strategy='closed' needs bounds that meet: this instance's do not")
+        return Choice("closed", None, None, f"lower bound {b.lower} meets upper bound {b.upper}")
+    if strategy == "states":
+        if canonical:
+            raise ValueError("strategy='states' cannot return dp_knapsack's selection; use canonical=False")
+        return Choice("states", None, None, "forced")
+    if strategy == "dense" or b is None:
+        return Choice("dense", dense(red), None, "forced" if strategy == "dense" else "no bounds")
+    if strategy == "auto" and not dense_fits and not canonical:
+        return Choice("states", None, None, "no dense row fits the memory limit")
+    plan = pruned(red, canonical)
+    if strategy == "pruned":
+        return Choice("pruned", plan, None, "forced")
+    full = dense(red)
+    if full.cells * (1 - PRUNE_MIN_GAIN) < plan.cells or full.job.cover and full.cells < plan.cells:
+        best = full
+    else:
+        best = plan
+    name = "pruned" if best.pruned else "dense"
+    if canonical:
+        return Choice(name, best, None, f"{best.cells} of {full.cells} cells")
+    seconds = best.cells * CELL_SECONDS + red.n * ITEM_SECONDS
+    spare = STATES_BUDGET_SHARE * seconds - red.n * STATES_ITEM_SECONDS
+    if spare <= 0:
+        return Choice(name, best, None, f"{best.cells} of {full.cells} cells; too small to try states")
+    budget = int(spare / STATE_SECONDS)
+    return Choice("states", best, budget, f"states first (budget {budget} updates), then {name}")
