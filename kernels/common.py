@@ -5,16 +5,26 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+ITEM_ARRAYS = ("w", "v", "lo", "hi", "top", "tail")
+"""The per-item device arrays, in the order every kernel takes them."""
+
 
 def item_arrays(items: dict) -> tuple:
-    """The per-item device arrays in the order every kernel takes them: load_item's (w, v, lo, hi), then tail."""
-    return items["w"], items["v"], items["lo"], items["hi"], items["tail"]
+    return tuple(items[name] for name in ITEM_ARRAYS)
 
 
 @triton.jit
-def load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, j):
-    """Item j's weight, value and update range [lo, hi] (per-item arrays: Python floats would arrive as fp32)."""
-    return tl.load(w_ptr + j), tl.load(v_ptr + j), tl.load(lo_ptr + j), tl.load(hi_ptr + j)
+def load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j):
+    """Item j's weight, value, update range [lo, hi], prefix bound top and tail value V_j (per-item arrays: Python
+    floats would arrive as fp32)."""
+    return (
+        tl.load(w_ptr + j),
+        tl.load(v_ptr + j),
+        tl.load(lo_ptr + j),
+        tl.load(hi_ptr + j),
+        tl.load(top_ptr + j),
+        tl.load(tail_ptr + j),
+    )
 
 
 @triton.jit
@@ -26,9 +36,9 @@ def source(c, w, COVER: tl.constexpr):
 
 
 @triton.jit
-def relax(cur, cand, c, lo, hi, tail, COVER: tl.constexpr):
+def relax(cur, cand, c, lo, hi, top, tail, COVER: tl.constexpr):
     """New values and decisions for capacities c: the candidate wins on strict improvement (cover: on ties too)
-    inside [lo, hi]; above hi the standard profile is the prefix value ``tail``.
+    inside [lo, hi]; above top the standard profile is the prefix value ``tail`` (every item so far fits).
 
     Returns:
         (new values, decisions) shaped like ``c``.
@@ -40,5 +50,13 @@ def relax(cur, cand, c, lo, hi, tail, COVER: tl.constexpr):
         take = upd & (cand > cur)
     new = tl.where(take, cand, cur)
     if not COVER:
-        new = tl.where(c > hi, tail, new)
+        new = tl.where(c > top, tail, new)
     return new, take
+
+
+@triton.jit
+def or_bits(bits_ptr, pdelta_ptr, plane, c, byte, mask):
+    """OR ``byte`` into the decision table at capacities c of ``plane`` (ragged: address = pdelta[plane] + c)."""
+    addr = bits_ptr + tl.load(pdelta_ptr + plane) + c
+    prev = tl.load(addr, mask=mask, other=0)
+    tl.store(addr, (prev | byte).to(tl.uint8), mask=mask)

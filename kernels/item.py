@@ -1,9 +1,9 @@
-"""Kernel 1: one item over the whole profile, fused: one read of f(c), one of f(c - w), one write, and the decision bit.
+"""Kernel 1: one item over a capacity range, fused: one read of f(c), one of f(c - w), one write, the decision bit.
 
-Semantics are the pass contract of knapsack_gpu/passes/base.py, materialised for ping-pong rows: the output row is
-written everywhere (f(c) below lo, the update on [lo, hi], the prefix value V_j above hi in standard mode), because
-programs run concurrently and cannot update one row in place. Decision bits go to the item's byte plane
-(bit j % 8 of byte [j // 8, c]); the first item of a plane stores, the others read-modify-write.
+Semantics are the pass contract of knapsack_gpu/passes/base.py for ping-pong rows: the launch covers every cell where
+the output row may differ from the input (this item's range and what the previous launch changed, see
+passes/triton_pass.py), writing f(c) outside the item's [lo, hi], the update inside, and the prefix value V_j above
+top in standard mode. Decision bits are OR-ed into the item's plane of the (zeroed) table where the item is taken.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import item_arrays, load_item, relax, source
+from .common import item_arrays, load_item, or_bits, relax, source
 
 # 1024 elements and 4 warps per program: the usual streaming-kernel setting (8 elements per thread, 4-8 KB in flight
 # per program); not tuned on a device yet, benchmarks/gpu_check.py measures it against the copy bandwidth.
@@ -25,64 +25,66 @@ def _item_kernel(
     src_ptr,
     dst_ptr,
     bits_ptr,
+    pdelta_ptr,
     w_ptr,
     v_ptr,
     lo_ptr,
     hi_ptr,
+    top_ptr,
     tail_ptr,
     j,
-    length,
-    row8,
+    start,
+    end,
     COVER: tl.constexpr,
     RECORD: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0).to(tl.int64)  # capacities reach 1e9 and more: offsets in int64
-    c = pid * BLOCK + tl.arange(0, BLOCK)
-    w, v, lo, hi = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, j)
-    inside = c < length
+    c = start + pid * BLOCK + tl.arange(0, BLOCK)
+    w, v, lo, hi, top, tail = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j)
+    inside = c < end
     old = tl.load(src_ptr + c, mask=inside, other=0)
-    cand = tl.load(src_ptr + source(c, w, COVER), mask=(c >= lo) & (c <= hi), other=0) + v
-    new, take = relax(old, cand, c, lo, hi, tl.load(tail_ptr + j), COVER)
+    cand = tl.load(src_ptr + source(c, w, COVER), mask=inside & (c >= lo) & (c <= hi), other=0) + v
+    new, take = relax(old, cand, c, lo, hi, top, tail, COVER)
     tl.store(dst_ptr + c, new, mask=inside)
     if RECORD:
-        shift = j % 8
-        plane = bits_ptr + tl.cast(j // 8, tl.int64) * row8 + c
-        in_row = c < row8
-        started = (tl.zeros([BLOCK], dtype=tl.int32) + shift) != 0  # not the plane's first item: keep its bits
-        byte = (take.to(tl.uint8) << shift).to(tl.uint8)
-        prev = tl.load(plane, mask=in_row & started, other=0)
-        tl.store(plane, (byte | prev).to(tl.uint8), mask=in_row)
+        byte = (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
+        or_bits(bits_ptr, pdelta_ptr, j // 8, c, byte, inside & take)
 
 
 def item_update(
     src: torch.Tensor,
     dst: torch.Tensor,
     bits: torch.Tensor | None,
+    pdelta: torch.Tensor | None,
     items: dict[str, torch.Tensor],
     j: int,
+    start: int,
+    end: int,
     cover: bool,
 ) -> None:
-    """Apply item ``j`` to the profile ``src`` (length L), writing ``dst``.
+    """Apply item ``j`` to the profile ``src`` over capacities [start, end), writing ``dst`` there.
 
     Args:
         src, dst: 1-D profiles of the same length, dtype and device.
-        bits: uint8 (planes, round8(L)) decision table, or None.
-        items: device arrays "w", "lo", "hi" (int64), "v", "tail" (profile dtype), indexed by item.
-        j: the item's index in those arrays (and its decision row).
+        bits: zeroed uint8 decision table (ragged layout), or None; pdelta: int64 per plane, offset - base.
+        items: device arrays "w", "lo", "hi", "top" (int64), "v", "tail" (profile dtype), indexed by item.
+        j: the item's index in those arrays (and its decision bit).
+        start, end: the launch range.
         cover: complement mode.
     """
-    length = src.shape[0]
-    row8 = (length + 7) & ~7
-    grid = (triton.cdiv(row8, BLOCK),)
+    if end <= start:
+        return
+    grid = (triton.cdiv(end - start, BLOCK),)
     _item_kernel[grid](
         src,
         dst,
         bits if bits is not None else src,
+        pdelta if pdelta is not None else items["w"],
         *item_arrays(items),
         j,
-        length,
-        row8,
+        start,
+        end,
         COVER=cover,
         RECORD=bits is not None,
         BLOCK=BLOCK,

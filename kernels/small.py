@@ -3,7 +3,7 @@
 The torch.compile partitioner's regime (n up to thousands, C <= ~1e4): a launch per item would cost more than its
 work. One program holds the whole profile in registers and loops over the items; the shifted read goes through two
 alternating scratch blocks (one barrier per item). Decision bits of eight items accumulate in a register byte per
-capacity and are stored once per byte plane.
+capacity and are stored once per plane, over the plane's stored range.
 """
 
 from __future__ import annotations
@@ -23,15 +23,18 @@ def _small_kernel(
     src_ptr,
     dst_ptr,
     bits_ptr,
+    pdelta_ptr,
+    pbase_ptr,
+    pend_ptr,
     scratch_ptr,
     w_ptr,
     v_ptr,
     lo_ptr,
     hi_ptr,
+    top_ptr,
     tail_ptr,
     m,
     length,
-    row8,
     COVER: tl.constexpr,
     RECORD: tl.constexpr,
     BLOCK: tl.constexpr,
@@ -40,16 +43,18 @@ def _small_kernel(
     cur = tl.load(src_ptr + c, mask=c < length, other=0)
     acc = tl.zeros([BLOCK], dtype=tl.uint8)
     for j in range(m):
-        w, v, lo, hi = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, j)
+        w, v, lo, hi, top, tail = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j)
         buf = scratch_ptr + (j % 2) * BLOCK
         tl.store(buf + c, cur)
         tl.debug_barrier()
         cand = tl.load(buf + source(c, w, COVER), mask=(c >= lo) & (c <= hi), other=0) + v
-        cur, take = relax(cur, cand, c, lo, hi, tl.load(tail_ptr + j), COVER)
+        cur, take = relax(cur, cand, c, lo, hi, top, tail, COVER)
         if RECORD:
             acc = acc | (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
             if ((j % 8) == 7) | (j == m - 1):
-                tl.store(bits_ptr + tl.cast(j // 8, tl.int64) * row8 + c, acc, mask=c < row8)
+                g = j // 8
+                stored = (c >= tl.load(pbase_ptr + g)) & (c < tl.load(pend_ptr + g))
+                tl.store(bits_ptr + tl.load(pdelta_ptr + g) + c, acc, mask=stored)
                 acc = tl.zeros([BLOCK], dtype=tl.uint8)
     tl.store(dst_ptr + c, cur, mask=c < length)
 
@@ -62,6 +67,7 @@ def small_pass(
     src: torch.Tensor,
     dst: torch.Tensor,
     bits: torch.Tensor | None,
+    planes: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None,
     scratch: torch.Tensor,
     items: dict[str, torch.Tensor],
     m: int,
@@ -71,24 +77,27 @@ def small_pass(
 
     Args:
         src: the initial profile; dst: receives the final one (may not alias src).
-        bits: uint8 (ceil(m / 8), round8(L)) decision table or None.
+        bits: uint8 decision table (ragged layout) or None; planes: (pdelta, base, end) int64 per plane.
         scratch: at least ``2 * block_for(L)`` elements of the profile dtype.
-        items: device arrays "w", "lo", "hi" (int64), "v", "tail" (profile dtype).
+        items: device arrays "w", "lo", "hi", "top" (int64), "v", "tail" (profile dtype).
         m: number of items.
         cover: complement mode.
     """
     length = src.shape[0]
     assert length <= MAX_LENGTH
     block = block_for(length)
+    pdelta, pbase, pend = planes if planes is not None else (items["w"],) * 3
     _small_kernel[(1,)](
         src,
         dst,
         bits if bits is not None else src,
+        pdelta,
+        pbase,
+        pend,
         scratch,
         *item_arrays(items),
         m,
         length,
-        (length + 7) & ~7,
         COVER=cover,
         RECORD=bits is not None,
         BLOCK=block,

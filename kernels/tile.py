@@ -4,10 +4,11 @@ A program loads f on [t0 - H, t0 + T) (H = the k weights' sum, T = BLOCK - H), a
 other in registers, and writes only [t0, t0 + T): after item i the values are exact from t0 - H + (w_0 + .. + w_i) up,
 so the output tile is exact after all k. The shifted read f(c - w) needs other threads' values, so each item goes
 through a per-program scratch block (two, alternating: one barrier per item) that stays in L1/L2. HBM then sees one
-read and one write of the profile per k items instead of per item. Decision bits of the k items (all in one byte
-plane: the launcher aligns groups to planes when recording) accumulate in a register byte and are stored once.
+read and one write of the profile per k items instead of per item. Decision bits of the k items (all in one plane:
+the launcher aligns groups to planes when recording) accumulate in a register byte and are OR-ed in once.
 
-Programs are persistent (a grid of at most MAX_PROGRAMS looping over the tiles), so the scratch is small.
+Tiles cover the launch range [start, end) only (see passes/triton_pass.py). Programs are persistent (a grid of at
+most MAX_PROGRAMS looping over the tiles), so the scratch is small.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import item_arrays, load_item, relax, source
+from .common import item_arrays, load_item, or_bits, relax, source
 
 # 8192 values per tile: 32 (int32) to 64 (int64) registers a thread at 8 warps. A halo of at most a quarter keeps
 # at least 75% of every load useful. Items heavier than that go to kernel 1. Not yet tuned on a device.
@@ -33,17 +34,20 @@ def _tile_kernel(
     src_ptr,
     dst_ptr,
     bits_ptr,
+    pdelta_ptr,
     scratch_ptr,
     w_ptr,
     v_ptr,
     lo_ptr,
     hi_ptr,
+    top_ptr,
     tail_ptr,
     j0,
     k,
     halo,
+    start,
+    end,
     length,
-    row8,
     n_tiles,
     COVER: tl.constexpr,
     RECORD: tl.constexpr,
@@ -54,14 +58,14 @@ def _tile_kernel(
     scratch = scratch_ptr + pid.to(tl.int64) * (2 * BLOCK)
     tile_out = BLOCK - halo
     for t in range(pid, n_tiles, tl.num_programs(0)):
-        base = tl.cast(t, tl.int64) * tile_out - halo  # global capacity of local index 0
+        base = start + tl.cast(t, tl.int64) * tile_out - halo  # capacity of local index 0
         c = base + x
         cur = tl.load(src_ptr + c, mask=(c >= 0) & (c < length), other=0)
         acc = tl.zeros([BLOCK], dtype=tl.uint8)
         tl.debug_barrier()  # the previous tile's last reads of the scratch are done
         for i in range(k):
             j = j0 + i
-            w, v, lo, hi = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, j)
+            w, v, lo, hi, top, tail = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j)
             buf = scratch + (i % 2) * BLOCK
             tl.store(buf + x, cur)
             tl.debug_barrier()
@@ -69,24 +73,20 @@ def _tile_kernel(
             # s < 0: the source lies below this tile's region. Such cells are halo cells that are not exact yet
             # whatever they hold, and never reach the output (there s >= halo - w >= 0).
             cand = tl.load(buf + s, mask=(c >= lo) & (c <= hi) & (s >= 0), other=0) + v
-            cur, take = relax(cur, cand, c, lo, hi, tl.load(tail_ptr + j), COVER)
+            cur, take = relax(cur, cand, c, lo, hi, top, tail, COVER)
             if RECORD:
                 acc = acc | (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
-        out = (x >= halo) & (c < length)
+        out = (x >= halo) & (c < end)
         tl.store(dst_ptr + c, cur, mask=out)
         if RECORD:
-            plane = bits_ptr + tl.cast(j0 // 8, tl.int64) * row8 + c
-            in_row = (x >= halo) & (c < row8)
-            started = (tl.zeros([BLOCK], dtype=tl.int32) + j0 % 8) != 0  # the plane began in an earlier launch
-            prev = tl.load(plane, mask=in_row & started, other=0)
-            tl.store(plane, (acc | prev).to(tl.uint8), mask=in_row)
+            or_bits(bits_ptr, pdelta_ptr, j0 // 8, c, acc, out & (acc != 0))
 
 
 def plan_groups(weights: list[int], record: bool) -> list[tuple[int, int]]:
     """Split items into launches (first item, count): runs of light items for kernel 2, single items for kernel 1.
 
     A run grows while its weights sum to at most HALO_MAX and it has at most K_MAX items; when recording it also
-    stays inside one byte plane (eight items), so a tile writes each of its bit bytes once.
+    stays inside one plane (eight items), so a tile ORs each of its bit bytes once.
     """
     groups = []
     j, m = 0, len(weights)
@@ -102,9 +102,9 @@ def plan_groups(weights: list[int], record: bool) -> list[tuple[int, int]]:
     return groups
 
 
-def scratch_numel(row8: int) -> int:
-    """Scratch elements any launch over a profile of row8 capacities needs (two blocks per persistent program)."""
-    n_tiles = triton.cdiv(row8, BLOCK - HALO_MAX)
+def scratch_numel(length: int) -> int:
+    """Scratch elements any launch over at most ``length`` capacities needs (two blocks per persistent program)."""
+    n_tiles = triton.cdiv(length, BLOCK - HALO_MAX)
     return min(n_tiles, MAX_PROGRAMS) * 2 * BLOCK
 
 
@@ -112,40 +112,47 @@ def tile_update(
     src: torch.Tensor,
     dst: torch.Tensor,
     bits: torch.Tensor | None,
+    pdelta: torch.Tensor | None,
     scratch: torch.Tensor,
     items: dict[str, torch.Tensor],
     j0: int,
     k: int,
     halo: int,
+    start: int,
+    end: int,
     cover: bool,
 ) -> None:
-    """Apply items j0 .. j0 + k - 1 (weights summing to ``halo`` <= HALO_MAX) to ``src``, writing ``dst``.
+    """Apply items j0 .. j0 + k - 1 (weights summing to ``halo`` <= HALO_MAX) to ``src`` over [start, end).
 
     Args:
         src, dst: 1-D profiles (ping-pong rows).
-        bits: uint8 (planes, round8(L)) decision table or None; recording needs the k items in one plane.
-        scratch: at least ``scratch_numel(round8(L))`` elements of the profile dtype.
-        items: device arrays "w", "lo", "hi" (int64), "v", "tail" (profile dtype).
+        bits: zeroed uint8 decision table (ragged layout) or None; recording needs the k items in one plane.
+        pdelta: int64 per plane, offset - base.
+        scratch: at least ``scratch_numel(end - start)`` elements of the profile dtype.
+        items: device arrays "w", "lo", "hi", "top" (int64), "v", "tail" (profile dtype).
         j0, k, halo: the run of items and the sum of their weights.
+        start, end: the launch range.
         cover: complement mode.
     """
     assert 0 <= halo <= HALO_MAX and 1 <= k
-    assert bits is None or (j0 // 8) == ((j0 + k - 1) // 8), "a recorded run must stay in one byte plane"
-    length = src.shape[0]
-    row8 = (length + 7) & ~7
-    n_tiles = triton.cdiv(row8, BLOCK - halo)
+    assert bits is None or (j0 // 8) == ((j0 + k - 1) // 8), "a recorded run must stay in one plane"
+    if end <= start:
+        return
+    n_tiles = triton.cdiv(end - start, BLOCK - halo)
     grid = (min(n_tiles, MAX_PROGRAMS),)
     _tile_kernel[grid](
         src,
         dst,
         bits if bits is not None else src,
+        pdelta if pdelta is not None else items["w"],
         scratch,
         *item_arrays(items),
         j0,
         k,
         halo,
-        length,
-        row8,
+        start,
+        end,
+        src.shape[0],
         n_tiles,
         COVER=cover,
         RECORD=bits is not None,

@@ -6,13 +6,7 @@ else torch ops. The environment variable KNAPSACK_GPU_BACKEND overrides "auto" (
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
-import sys
-from functools import lru_cache
-from pathlib import Path
-from types import ModuleType
 
 import torch
 
@@ -51,27 +45,11 @@ def triton_interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
-@lru_cache(maxsize=1)
-def kernels() -> ModuleType | None:
-    """knapsack_gpu.kernels (installed from kernels/), or from a source checkout; None when triton is missing."""
-    try:
-        import triton  # noqa: F401
-    except ImportError:
-        return None
-    try:
-        return importlib.import_module("knapsack_gpu.kernels")
-    except ModuleNotFoundError:
-        # Source checkout without install: map the top-level kernels/ folder to knapsack_gpu.kernels.
-        src = Path(__file__).resolve().parent.parent / "kernels" / "__init__.py"
-        if not src.exists():
-            return None
-        spec = importlib.util.spec_from_file_location(
-            "knapsack_gpu.kernels", src, submodule_search_locations=[str(src.parent)]
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        return module
+def have_triton() -> bool:
+    """Whether the Triton kernels can load (triton installed)."""
+    from .passes.triton_pass import kernels
+
+    return kernels() is not None
 
 
 def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> str:
@@ -90,11 +68,11 @@ def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> s
             return resolve_backend(env, device, dtype)
         if device.type == "cpu":
             return "numpy"
-        return "triton" if dtype in SUPPORTED and kernels() is not None else "torch"
+        return "triton" if dtype in SUPPORTED and have_triton() else "torch"
     if backend == "numpy" and device.type != "cpu":
         raise ValueError(f"backend='numpy' runs on the CPU only, not {device}; use 'torch' or 'triton' there")
     if backend == "triton":
-        if kernels() is None:
+        if not have_triton():
             raise ValueError("backend='triton' needs the triton package: pip install 'knapsack-gpu[triton]'")
         if device.type != "cuda" and not triton_interpreting():
             raise ValueError(

@@ -1,31 +1,46 @@
 """One forward DP sweep: the contract every backend (numpy, torch, triton) implements.
 
-Standard mode, profile f over capacities c = 0..L-1, item (w, v):
-    f'(c) = max(f(c), f(c - w) + v)   for lo <= c <= hi, lo = w
+Standard mode, profile f over capacities c = 0..L-1, item j = (w, v):
+    f'(c) = max(f(c), f(c - w) + v)   for lo_j <= c <= hi_j
 Cover mode (the complement: u(d) = best -lost value covering at least d of weight), value -v:
-    u'(d) = max(u(d), u(max(d - w, 0)) - v)   for 0 <= d <= hi
-where hi = min(L - 1, prefix weight W_j). Above W_j nothing changes in cover mode (covering more than W_j is
-impossible: the sentinel stays), and in standard mode the profile is the constant prefix value V_j, which the pass
-fills lazily instead of computing. Decision bits: standard takes an item only on strict improvement (">"), which is
-dp_knapsack's tie-breaking; cover leaves an item out on ">=", which selects the same set. Bits above hi are never
-written: the backtrack treats them as "taken" in standard mode (every item fits there) and cover mode never visits them.
+    u'(d) = max(u(d), u(max(d - w, 0)) - v)   for lo_j <= d <= hi_j
+The update range [lo_j, hi_j] lies within [w (standard) or 0 (cover), top_j], top_j = min(L - 1, W_j) with W_j the
+prefix weight of items 0..j. Above top_j nothing changes in cover mode (covering more than W_j is impossible: the
+sentinel stays), and in standard mode the profile is the prefix value V_j, which passes fill lazily instead of
+computing. Inside [lo, top] a job may narrow the range further:
+- ``target``: only f(target) is wanted (a bit-table leaf): item j skips c < target - (weight of the items after j),
+  which no backtrack from target reaches;
+- ``window``: capacities that cannot lie on a solution worth the bounds' threshold (see :mod:`knapsack_gpu.bounds`).
+  Cells outside keep their older values: still achievable, never overstated, and every cell of a good enough
+  solution is inside, so f(target) is exact whenever the optimum reaches the threshold.
 
-Bit layout, shared by every backend: a uint8 tensor of shape (ceil(n / 8), L8), L8 = L rounded up to 8; bit j % 8 of
-byte [j // 8, c] is the decision of item j at capacity c. Eight items share one byte per capacity, so a CPU pass
-packs a group of eight with two vector ops and a GPU kernel accumulates a group in registers.
+Decisions: standard takes an item only on strict improvement (">"), which is dp_knapsack's tie-breaking; cover leaves
+an item out on ">=", which selects the same set. Decisions are recorded only inside [lo, hi]: elsewhere the item is
+not taken, except above top_j in standard mode, where every item so far fits and the backtrack takes it.
+
+Bit table (one layout for every backend, :class:`BitLayout`): items in planes of eight; bit j % 8 of a byte is item
+j's decision. Plane g stores capacities [base_g, base_g + length_g), the union of its items' update ranges rounded out
+to multiples of 8, at byte offset offset_g of one flat uint8 buffer: ragged rows, so a narrow window costs no more
+bits than cells. A CPU pass packs a group of eight with two vector ops and a GPU kernel accumulates it in registers.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import torch
 
+from ..arith import saturating_cumsum
 from ..memory import Meter, Workspace, element_size
 from ..progress import Progress
+
+# Per-item scalars reach the hot loops as Python lists, this many items at a time: list entries cost ~40 bytes each,
+# so a whole million-item schedule as lists would be hundreds of MB; chunks keep it to a few hundred KB.
+LIST_CHUNK = 4096
 
 
 def round8(n: int) -> int:
@@ -34,15 +49,34 @@ def round8(n: int) -> int:
 
 @dataclass
 class Schedule:
-    """Per-item update ranges, as Python lists so the hot loop never touches numpy scalars it does not need."""
+    """Per-item update ranges as compact arrays (int64 unless noted). ``lo > hi`` means the item updates nothing.
 
-    weights: list[int]
-    values: list  # numpy scalars of the DP dtype (negated in cover mode)
-    lo: list[int]
-    hi: list[int]
-    before: list  # standard mode: value of the tail above hi before each item (prefix value sum V_{j-1})
-    final: object  # standard mode: the tail value after the last item
+    Attributes:
+        w: weights; v: values (DP dtype, negated in cover mode).
+        lo, hi: the update range; top: min(L - 1, W_j), the prefix weight bound.
+        before: standard mode, value of the tail above top before item j (V_{j-1}, DP dtype); final: after the last.
+        cells: total cells updated, sum of max(hi - lo + 1, 0).
+    """
+
+    w: np.ndarray
+    v: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    top: np.ndarray
+    before: np.ndarray
+    final: object
     cells: int
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.lo, self.hi, self.top, self.before))
+
+    def lists(self, names: str = "w v lo hi top before") -> Iterator[tuple[int, tuple[list, ...]]]:
+        """(first item, per-name Python lists) for consecutive chunks of items."""
+        arrays = [getattr(self, name) for name in names.split()]
+        m = self.w.shape[0]
+        for j0 in range(0, m, LIST_CHUNK):
+            yield j0, tuple(a[j0 : j0 + LIST_CHUNK].tolist() if a.size else [] for a in arrays)
 
 
 @dataclass
@@ -50,14 +84,15 @@ class Job:
     """A forward pass over a run of items.
 
     Attributes:
-        weights: int64 array (m,), item weights in DP units.
+        weights: int64 array (m,), item weights in DP units, in processing order.
         values: array (m,) in the DP dtype, negated in cover mode.
         length: profile length L (capacity + 1).
         cover: complement mode.
         dtype: DP dtype.
         sentinel: cover mode's "cannot cover" value (most negative the DP may meet); unused in standard mode.
-        target: when set, only the value at this capacity is wanted (a bit-table leaf): items skip the capacities
-            no backtrack from ``target`` can reach, and the rest of the final profile is not meaningful.
+        target: when set, only the value at this capacity is wanted (see the module docstring).
+        window: optional (lo, hi) arrays (m,) of capacities that may matter (standard mode; floats allowed,
+            +-inf for unbounded sides).
     """
 
     weights: np.ndarray
@@ -67,6 +102,7 @@ class Job:
     dtype: torch.dtype
     sentinel: object = None
     target: int | None = None
+    window: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def m(self) -> int:
@@ -74,42 +110,79 @@ class Job:
 
     @cached_property
     def schedule(self) -> Schedule:
-        L = self.length
-        w = self.weights
-        # Capping weights at L keeps the cumulative sum in int64 and does not change min(L - 1, W_j).
-        capped = np.cumsum(np.minimum(w, L))
-        hi = np.minimum(capped, L - 1)
-        lo = np.zeros_like(w) if self.cover else w
-        if self.target is not None:
-            # Only f(target) is wanted: a backtrack from target meets item j at c >= target - (weight after j),
-            # and every read of item j's update lies above that bound for item j - 1. (A capped weight only
-            # hides bounds that are <= 0 anyway.)
-            after = capped[-1] - capped if w.size else capped
-            lo = np.maximum(lo, self.target - after)
+        L, w = self.length, self.weights
+        prefix = saturating_cumsum(w, L - 1)
+        top = prefix
+        lo = np.zeros_like(w) if self.cover else w.copy()
+        hi = top.copy()
+        if self.target is not None and w.size:
+            # A backtrack from target meets item j at c >= target - (weight of the items after j).
+            after = np.append(saturating_cumsum(w[::-1], L)[::-1][1:], 0)
+            np.maximum(lo, self.target - after, out=lo)
+        if self.window is not None:
+            wlo, whi = self.window
+            np.maximum(lo, np.clip(np.ceil(wlo), 0, L).astype(np.int64), out=lo)
+            np.minimum(hi, np.clip(np.floor(whi), -1, L - 1).astype(np.int64), out=hi)
         cells = int(np.maximum(hi - lo + 1, 0).sum())
         np_dtype = self.values.dtype
-        wide = np.float64 if np_dtype.kind == "f" else np.int64
-        # Prefix sums of values run in the wide type: entries past the point where items stop fitting may exceed
-        # the DP dtype, but those are never used (the tail is only filled while every item so far fits).
-        prefix = np.concatenate([[0], np.cumsum(self.values, dtype=wide)])
-        narrow = prefix.astype(np_dtype)  # wraps past the dtype only where unused
-        before = list(narrow[:-1]) if not self.cover else []
-        final = narrow[-1] if not self.cover else None
-        return Schedule(
-            weights=w.tolist(),
-            values=list(self.values),
-            lo=lo.tolist(),
-            hi=hi.tolist(),
-            before=before,
-            final=final,
-            cells=cells,
-        )
+        if self.cover:
+            before, final = self.values[:0], None
+        else:
+            # The tail value V_{j-1} is used only while items 0..j-1 all fit (prefix weight < L), where it is at
+            # most the optimum; past that point it is clipped, never wrapped.
+            wide = np.float64 if np_dtype.kind == "f" else np.int64
+            sums = np.cumsum(self.values, dtype=wide)
+            if np_dtype.kind != "f":
+                limit = np.iinfo(np_dtype).max
+                over = np.flatnonzero((sums > limit) | (sums < 0))  # past limit, or wrapped past int64
+                if over.size:
+                    sums[over[0] :] = limit
+            values = np.concatenate([[0], sums]).astype(np_dtype)
+            before, final = values[:-1], values[-1]
+        return Schedule(self.weights, self.values, lo, hi, top, before, final, cells)
+
+
+@dataclass(frozen=True)
+class BitLayout:
+    """Where each plane of eight items keeps its decision bits (see the module docstring).
+
+    Attributes:
+        base: int64 (planes,), first capacity stored (a multiple of 8).
+        length: int64 (planes,), capacities stored (a multiple of 8, 0 for a plane that records nothing).
+        offset: int64 (planes,), byte offset in the flat buffer (a multiple of 8).
+        nbytes: the buffer's size.
+    """
+
+    base: np.ndarray
+    length: np.ndarray
+    offset: np.ndarray
+    nbytes: int
+
+    @staticmethod
+    def of(schedule: Schedule, length: int) -> BitLayout:
+        lo, hi = schedule.lo, schedule.hi
+        m = lo.size
+        planes = (m + 7) // 8
+        pad = planes * 8 - m
+        big = np.iinfo(np.int64).max
+        lo_p = np.concatenate([np.where(lo <= hi, lo, big), np.full(pad, big)]).reshape(planes, 8).min(axis=1)
+        hi_p = np.concatenate([np.where(lo <= hi, hi, -1), np.full(pad, -1)]).reshape(planes, 8).max(axis=1)
+        used = hi_p >= lo_p
+        base = np.where(used, lo_p & ~7, 0)
+        size = np.where(used, ((hi_p + 8) & ~7) - base, 0)
+        size = np.minimum(size, round8(length) - base)
+        offset = np.concatenate([[0], np.cumsum(size)])
+        return BitLayout(base.astype(np.int64), size.astype(np.int64), offset[:-1].astype(np.int64), int(offset[-1]))
+
+    def plane(self, table: torch.Tensor, g: int) -> torch.Tensor:
+        """Plane g's bytes: capacities [base_g, base_g + length_g)."""
+        start = int(self.offset[g])
+        return table[start : start + int(self.length[g])]
 
 
 class ForwardPass(ABC):
     """A backend's forward pass. Buffers come from a shared :class:`Workspace`, so they are allocated once."""
 
-    name: str = "?"
     record_buffers: tuple[str, ...] = ("stage",)
     """Workspace buffers only recording uses; released after each bit-table leaf so splits keep their room."""
 
@@ -134,12 +207,12 @@ class ForwardPass(ABC):
         ``workspace_bytes(length, False) + items_bytes(m)``. Later passes reuse them, so nothing grows mid-solve."""
 
     @abstractmethod
-    def run(self, job: Job, bits: torch.Tensor | None) -> torch.Tensor:
+    def run(self, job: Job, bits: tuple[torch.Tensor, BitLayout] | None) -> torch.Tensor:
         """Run every item of ``job`` from the empty profile.
 
         Args:
             job: the items and profile length.
-            bits: uint8 (ceil(m / 8), round8(L)) on the device to record decisions into, or None.
+            bits: (a zeroed uint8 table on the device, its layout) to record decisions into, or None.
 
         Returns:
             The final profile, a tensor of ``job.length`` on the device, valid until the next call.
@@ -161,27 +234,23 @@ class ForwardPass(ABC):
         """Bytes recording decisions at ``length`` would add to what the workspace already holds (bits excluded)."""
         return max(0, 8 * round8(length) - self.ws.nbytes("stage"))
 
-    def bits_bytes(self, m: int, length: int) -> int:
-        return ((m + 7) // 8) * round8(length)
-
-    zero_bits: bool = False
-    """Whether :meth:`run` needs a zeroed table (it ORs decisions in) or writes every byte itself."""
-
-    def new_bits(self, m: int, length: int) -> torch.Tensor:
-        """A (ceil(m / 8), round8(length)) uint8 table, a view of one pooled buffer that only grows."""
-        planes, row = (m + 7) // 8, round8(length)
-        t = self.ws.get("bits", planes * row, torch.uint8).view(planes, row)
-        if self.zero_bits:
-            t.zero_()
-        return t
+    def new_bits(self, layout: BitLayout) -> tuple[torch.Tensor, BitLayout]:
+        """A zeroed table for ``layout``: a view of one pooled buffer that only grows."""
+        t = self.ws.get("bits", layout.nbytes, torch.uint8)
+        t.zero_()
+        return t, layout
 
     def init_profile(self, job: Job, row: torch.Tensor) -> None:
-        """Empty profile: zeros (standard), or 0 then the cannot-cover sentinel (cover)."""
+        """Empty profile: zeros (standard: the rest is filled lazily), or 0 then the cannot-cover sentinel."""
         if job.cover:
             row[1:].fill_(job.sentinel)
-            row[:1].zero_()
-        else:
-            row[:1].zero_()
+        row[:1].zero_()
+
+    def report(self, s: Schedule, first: int, stop: int) -> None:
+        """Tell the progress listener about items first..stop-1."""
+        if self.progress is not None:
+            for cells in np.maximum(s.hi[first:stop] - s.lo[first:stop] + 1, 0).tolist():
+                self.progress.update(cells)
 
 
 def split_range(la: int, lb: int, cap: int) -> tuple[int, int]:

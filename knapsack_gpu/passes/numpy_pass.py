@@ -1,18 +1,17 @@
 """The CPU pass: numpy ufuncs with out= on zero-copy views of torch CPU tensors.
 
-Why numpy on the CPU: on the 2-core EPYC VM one numpy ufunc call costs ~1 us against ~4.4 us for torch, and its int32
-max/add/compare loops ran 3x faster than torch's, so the per-item overhead that dominates at partitioner scale
-(C ~ 1e4) is 4x smaller.
+Why numpy on the CPU: one numpy ufunc call costs a fraction of a torch op's dispatch, and its int32 max/add/compare
+loops are faster (benchmarks/results/SUITE.md compares the two backends), so the per-item overhead that dominates at
+partitioner scale (C ~ 1e4) is several times smaller.
 
 The single row is updated in place in descending capacity chunks: chunk [a, b) reads f[a - w, b - w), which lies
-below it and is not yet updated. Chunks of 1 MiB keep the candidate and the decision slice in L2 between the ufuncs
-(2^18 int32: 1.94e9 cells/s at C = 1e7 against 0.85e9 for whole-row ops on the VM).
+below it and is not yet updated. Chunks of 1 MiB keep the candidate and the decision slice in L2 between the ufuncs.
 
-Decisions (bit layout in passes/base.py) are recorded one of two ways, measured on the VM (int32, one thread):
+Decisions (bit layout in passes/base.py) are recorded one of two ways:
 - short profiles (8 staging rows fit in 1 MiB): each item writes a boolean staging row; every eight items two ufuncs
-  on uint64 views pack them (shift row j by j, sum the rows). 20% faster than per-chunk OR at n=2000, C=1e4.
-- long profiles: each chunk's decisions are shifted and OR-ed into the item's bit plane right away, while they are in
-  cache; staging rows would stream 8 bytes per capacity through DRAM. 30% faster at n=500, C=1e6 and n=200, C=1e7.
+  on uint64 views pack them into the plane (shift row j by j, sum the rows);
+- long profiles: each chunk's decisions are shifted and OR-ed into the item's plane right away, while they are in
+  cache; staging rows would stream 8 bytes per capacity through DRAM.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import ForwardPass, Job, round8, split_range
+from .base import BitLayout, ForwardPass, Job, round8, split_range
 
 CHUNK_BYTES = 1 << 20
 STAGE_BYTES = 1 << 20
@@ -32,17 +31,27 @@ def _staged(length: int) -> bool:
     return 8 * round8(length) <= STAGE_BYTES
 
 
-class _Staged:
-    """Decisions of up to eight items in boolean rows, packed into their byte plane every eight items."""
+class _Recorder:
+    def __init__(self, table: np.ndarray, layout: BitLayout):
+        self.table, self.layout = table, layout
 
-    def __init__(self, ws, length: int, table: np.ndarray):
+    def plane64(self, g: int) -> tuple[np.ndarray, int]:
+        """Plane g as uint64 words (eight capacities each) and its first capacity."""
+        start = int(self.layout.offset[g])
+        return self.table[start : start + int(self.layout.length[g])].view(np.uint64), int(self.layout.base[g])
+
+
+class _Staged(_Recorder):
+    """Decisions of up to eight items in boolean rows (all False between groups), packed into their plane."""
+
+    def __init__(self, ws, length: int, table: np.ndarray, layout: BitLayout):
+        super().__init__(table, layout)
         L8 = round8(length)
         self.stage = ws.get("stage", 8 * L8, torch.bool).numpy().reshape(8, L8)
         self.stage.fill(False)
-        self.table = table.view(np.uint64)
 
     def begin(self, j: int) -> None:
-        self.row = self.stage[j & 7]  # all False: cleared after every pack
+        self.row = self.stage[j & 7]
 
     def record(self, decide, cand, cur, a: int, b: int) -> None:
         decide(cand, cur, out=self.row[a:b])
@@ -50,21 +59,23 @@ class _Staged:
     def end(self, j: int, last: bool) -> None:
         if (j & 7) == 7 or last:
             k = (j & 7) + 1
-            group = self.stage[:k].view(np.uint64)  # eight capacities of one item per word, bytes 0 or 1
-            np.left_shift(group, _SHIFTS[:k], out=group)
-            np.add.reduce(group, axis=0, out=self.table[j >> 3])
-            group.fill(0)
+            plane, base = self.plane64(j >> 3)
+            if plane.size:
+                group = self.stage[:k, base : base + 8 * plane.size].view(np.uint64)
+                np.left_shift(group, _SHIFTS[:k], out=group)  # bytes 0/1 -> bit j of each byte
+                np.add.reduce(group, axis=0, out=plane)
+                group.fill(0)
 
 
-class _Chunked:
+class _Chunked(_Recorder):
     """Each chunk's decisions OR-ed into the item's (zeroed) plane, eight capacities per uint64."""
 
-    def __init__(self, ws, chunk: int, table: np.ndarray):
+    def __init__(self, ws, chunk: int, table: np.ndarray, layout: BitLayout):
+        super().__init__(table, layout)
         self.mask = ws.get("mask", chunk + 16, torch.bool).numpy()
-        self.table = table.view(np.uint64)
 
     def begin(self, j: int) -> None:
-        self.plane, self.shift = self.table[j >> 3], _SHIFT[j & 7]
+        (self.plane, self.base), self.shift = self.plane64(j >> 3), _SHIFT[j & 7]
 
     def record(self, decide, cand, cur, a: int, b: int) -> None:
         a8, b8 = a & ~7, (b + 7) & ~7
@@ -76,7 +87,7 @@ class _Chunked:
             mk[b - a8 :] = False
         m64 = mk.view(np.uint64)
         np.left_shift(m64, self.shift, out=m64)
-        dst = self.plane[a8 >> 3 : b8 >> 3]
+        dst = self.plane[(a8 - self.base) >> 3 : (b8 - self.base) >> 3]
         np.bitwise_or(dst, m64, out=dst)
 
     def end(self, j: int, last: bool) -> None:
@@ -84,9 +95,7 @@ class _Chunked:
 
 
 class NumpyPass(ForwardPass):
-    name = "numpy"
     record_buffers = ("stage", "mask")
-    zero_bits = True  # _Chunked ORs into the table
 
     def _chunk(self, length: int) -> int:
         return max(1, min(length, CHUNK_BYTES // self.itemsize))
@@ -108,7 +117,7 @@ class NumpyPass(ForwardPass):
         self.ws.get("row", length, self.dtype)
         self.ws.get("cand", self._chunk(length), self.dtype)
 
-    def run(self, job: Job, bits: torch.Tensor | None) -> torch.Tensor:
+    def run(self, job: Job, bits: tuple[torch.Tensor, BitLayout] | None) -> torch.Tensor:
         L = job.length
         row_t = self.ws.get("row", L, self.dtype)
         row = row_t.numpy()
@@ -118,50 +127,50 @@ class NumpyPass(ForwardPass):
         s = job.schedule
         rec = None
         if bits is not None:
-            table = bits.numpy()
-            rec = _Staged(self.ws, L, table) if _staged(L) else _Chunked(self.ws, chunk, table)
+            table, layout = bits[0].numpy(), bits[1]
+            rec = _Staged(self.ws, L, table, layout) if _staged(L) else _Chunked(self.ws, chunk, table, layout)
         cover = job.cover
         decide = np.greater_equal if cover else np.greater
-        progress = self.progress.update if self.progress is not None else None
         filled = 0
         last = job.m - 1
-        for j in range(job.m):
-            w, v, lo, hi = s.weights[j], s.values[j], s.lo[j], s.hi[j]
-            if not cover and hi > filled:
-                row[filled + 1 : hi + 1] = s.before[j]
-                filled = hi
-            if rec is not None:
-                rec.begin(j)
-            # Shifted part, c in [max(lo, w), hi], in descending chunks whose inner edges are multiples of 8.
-            b = hi + 1
-            start = w if w > lo else lo
-            while b > start:
-                a = (b - chunk + 7) & ~7  # round up: at most `chunk` cells
-                if a < start:
-                    a = start
-                cand = cand_all[: b - a]
-                np.add(row[a - w : b - w], v, out=cand)
-                cur = row[a:b]
+        for j0, (ws, vs, los, his, tops, befores) in s.lists():
+            for i, w in enumerate(ws):
+                j = j0 + i
+                v, lo, hi = vs[i], los[i], his[i]
+                if not cover and tops[i] > filled:
+                    row[filled + 1 : tops[i] + 1] = befores[i]
+                    filled = tops[i]
                 if rec is not None:
-                    rec.record(decide, cand, cur, a, b)
-                np.maximum(cur, cand, out=cur)
-                b = a
-            if cover:
-                # Clamped part, d in [lo, min(w, hi + 1)): the source is u(0) = 0, so the candidate is -v itself.
-                b = w if w < hi + 1 else hi + 1
-                while b > lo:
-                    a = (b - chunk + 7) & ~7
-                    if a < lo:
-                        a = lo
+                    rec.begin(j)
+                # Shifted part, c in [max(lo, w), hi], in descending chunks whose inner edges are multiples of 8.
+                b = hi + 1
+                start = w if w > lo else lo
+                while b > start:
+                    a = (b - chunk + 7) & ~7  # round up: at most `chunk` cells
+                    if a < start:
+                        a = start
+                    cand = cand_all[: b - a]
+                    np.add(row[a - w : b - w], v, out=cand)
                     cur = row[a:b]
                     if rec is not None:
-                        rec.record(np.greater_equal, v, cur, a, b)
-                    np.maximum(cur, v, out=cur)
+                        rec.record(decide, cand, cur, a, b)
+                    np.maximum(cur, cand, out=cur)
                     b = a
-            if rec is not None:
-                rec.end(j, j == last)
-            if progress is not None:
-                progress(max(hi - lo + 1, 0))
+                if cover:
+                    # Clamped part, d in [lo, min(w, hi + 1)): the source is u(0) = 0, so the candidate is -v itself.
+                    b = w if w < hi + 1 else hi + 1
+                    while b > lo:
+                        a = (b - chunk + 7) & ~7
+                        if a < lo:
+                            a = lo
+                        cur = row[a:b]
+                        if rec is not None:
+                            rec.record(np.greater_equal, v, cur, a, b)
+                        np.maximum(cur, v, out=cur)
+                        b = a
+                if rec is not None:
+                    rec.end(j, j == last)
+            self.report(s, j0, j0 + len(ws))
         if not cover and filled < L - 1:
             row[filled + 1 :] = s.final
         return row_t

@@ -1,21 +1,20 @@
 """The device-generic pass: torch ops on any device (the CUDA path when Triton is unavailable).
 
-The row is updated in place: the candidate f(c - w) + v is materialised into its own buffer first, so the in-place
-max reads only old values. Decisions go to an 8-row boolean staging buffer; every eight items, viewing it as int64
-words (eight capacities of one item per word, each byte 0 or 1), shifting row j left by j and summing the rows puts
-item j's decision in bit j of every byte, the shared bit layout. No op allocates per item.
+The row is updated in place over each item's range: the candidate f(c - w) + v is materialised into its own buffer
+first, so the in-place max reads only old values. Decisions go to an 8-row boolean staging buffer (all False between
+groups); every eight items, viewing a plane's columns as int64 words (eight capacities of one item per word, each
+byte 0 or 1), shifting row j left by j and summing the rows puts item j's decision in bit j of every byte. No op
+allocates per item except the split's flip.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .base import ForwardPass, Job, round8, split_range
+from .base import BitLayout, ForwardPass, Job, round8, split_range
 
 
 class TorchPass(ForwardPass):
-    name = "torch"
-
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._shifts = torch.arange(8, dtype=torch.int64, device=self.device)[:, None]
@@ -27,7 +26,7 @@ class TorchPass(ForwardPass):
         self.ws.get("row", length, self.dtype)
         self.ws.get("cand", length, self.dtype)
 
-    def run(self, job: Job, bits: torch.Tensor | None) -> torch.Tensor:
+    def run(self, job: Job, bits: tuple[torch.Tensor, BitLayout] | None) -> torch.Tensor:
         L = job.length
         row = self.ws.get("row", L, self.dtype)
         cand_all = self.ws.get("cand", L, self.dtype)
@@ -35,47 +34,47 @@ class TorchPass(ForwardPass):
         s = job.schedule
         record = bits is not None
         if record:
+            table, layout = bits
             L8 = round8(L)
             stage = self.ws.get("stage", 8 * L8, torch.bool).view(8, L8)
+            stage.zero_()
         cover = job.cover
         decide = torch.ge if cover else torch.gt
-        progress = self.progress.update if self.progress is not None else None
         to_py = float if self.dtype.is_floating_point else int
         filled = 0
         m = job.m
-        for j in range(m):
-            w, v, lo, hi = s.weights[j], to_py(s.values[j]), s.lo[j], s.hi[j]
-            if not cover and hi > filled:
-                row[filled + 1 : hi + 1].fill_(to_py(s.before[j]))
-                filled = hi
-            if record:
-                st = stage[j & 7]
-                if lo > 0:
-                    st[: min(lo, hi + 1)].zero_()
-                if hi + 1 < L8:
-                    st[hi + 1 :].zero_()
-            start = max(w, lo)
-            if start <= hi:
-                cand = cand_all[: hi + 1 - start]
-                torch.add(row[start - w : hi + 1 - w], v, out=cand)
-                cur = row[start : hi + 1]
-                if record:
-                    decide(cand, cur, out=st[start : hi + 1])
-                torch.maximum(cur, cand, out=cur)
-            if cover:
-                k = min(w, hi + 1)
-                if k > lo:
-                    cur = row[lo:k]
+        for j0, (ws, vs, los, his, tops, befores) in s.lists():
+            for i, w in enumerate(ws):
+                j = j0 + i
+                v, lo, hi = to_py(vs[i]), los[i], his[i]
+                if not cover and tops[i] > filled:
+                    row[filled + 1 : tops[i] + 1].fill_(to_py(befores[i]))
+                    filled = tops[i]
+                st = stage[j & 7] if record else None
+                start = max(w, lo)
+                if start <= hi:
+                    cand = cand_all[: hi + 1 - start]
+                    torch.add(row[start - w : hi + 1 - w], v, out=cand)
+                    cur = row[start : hi + 1]
                     if record:
-                        torch.le(cur, v, out=st[lo:k])
-                    cur.clamp_(min=v)
-            if record and ((j & 7) == 7 or j == m - 1):
-                k = (j & 7) + 1
-                group = stage[:k].view(torch.int64)
-                group.bitwise_left_shift_(self._shifts[:k])
-                torch.sum(group, dim=0, out=bits[j >> 3].view(torch.int64))
-            if progress is not None:
-                progress(max(hi - lo + 1, 0))
+                        decide(cand, cur, out=st[start : hi + 1])
+                    torch.maximum(cur, cand, out=cur)
+                if cover:
+                    k = min(w, hi + 1)
+                    if k > lo:
+                        cur = row[lo:k]
+                        if record:
+                            torch.le(cur, v, out=st[lo:k])
+                        cur.clamp_(min=v)
+                if record and ((j & 7) == 7 or j == m - 1):
+                    g = j >> 3
+                    base, size = int(layout.base[g]), int(layout.length[g])
+                    if size:
+                        group = stage[: (j & 7) + 1, base : base + size].view(torch.int64)
+                        group.bitwise_left_shift_(self._shifts[: (j & 7) + 1])
+                        torch.sum(group, dim=0, out=layout.plane(table, g).view(torch.int64))
+                        group.zero_()
+            self.report(s, j0, j0 + len(ws))
         if not cover and filled < L - 1:
             row[filled + 1 :].fill_(to_py(s.final))
         return row
