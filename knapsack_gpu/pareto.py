@@ -7,6 +7,7 @@ the optimum really needs, and (by backtracking from any budget) the exact select
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,9 +17,9 @@ import torch
 from .backends import make_pass, resolve_backend, resolve_device
 from .backtrack import backtrack
 from .memory import Meter, Workspace, default_limit
-from .partitioner import _check_lists, _values, quantize
-from .passes.base import Job
+from .passes.base import BitLayout, Job
 from .problem import make_instance
+from .quantize import check, quantize, values
 from .reduce import reduce
 
 
@@ -93,16 +94,19 @@ def pareto(
     Returns:
         A :class:`Pareto`.
     """
-    _check_lists(memory, runtimes, 0.0 if max_memory is None else max_memory)
-    weights, _ = quantize(memory, 0.0, scale, "nearest")
-    top = sum(weights) if max_memory is None else round(max_memory * scale)
-    values = _values(runtimes)
-    inst = make_instance(weights, values, top)
+    check(memory, runtimes, 0.0 if max_memory is None else max_memory)
+    if max_memory is None:  # every budget up to all of the memory: no item is clamped
+        weights, _ = quantize(memory, math.fsum(memory), scale, "nearest")
+        top = sum(weights)
+    else:
+        weights, top = quantize(memory, max_memory, scale, "nearest")
+    runtime_values = values(runtimes)
+    inst = make_instance(weights, runtime_values, top)
     red = reduce(inst, None, whole_profile=True)
     dev = resolve_device(device)
     forced = red.forced.tolist()
-    free_runtime = float(sum(values[i] for i in forced))
-    total_runtime = float(np.sum(values, dtype=np.float64))
+    free_runtime = float(sum(runtime_values[i] for i in forced))
+    total_runtime = float(np.sum(runtime_values, dtype=np.float64))
     g = red.gcd
     if red.n == 0:
         runtime = np.full(top + 1, free_runtime)
@@ -114,9 +118,9 @@ def pareto(
     ws = Workspace(meter)
     p = make_pass(resolve_backend("auto", dev, red.dtype), dev, red.dtype, ws)
     p.reserve(job.m, job.length)
-    bits = p.new_bits(job.m, job.length)
-    profile = p.run(job, bits).cpu().numpy().astype(np.float64)
-    table = bits.cpu()  # kept: selections at any budget are backtracks over it
+    table, layout = p.new_bits(BitLayout.of(job.schedule, job.length))
+    profile = p.run(job, (table, layout)).cpu().numpy().astype(np.float64)
+    bits = (table.cpu().clone(), layout)  # kept: selections at any budget are backtracks over it
     ws.clear()
     dp_runtime = np.repeat(profile, g)[: top + 1]
     runtime = dp_runtime + free_runtime
@@ -124,11 +128,9 @@ def pareto(
     first = np.flatnonzero(np.diff(profile, prepend=-np.inf) > 0)
     plateau = np.searchsorted(first, np.arange(profile.size), side="right") - 1
     used = (first[plateau] * g)[np.arange(top + 1) // g]
-    items = red.items
 
     def select(b: int) -> list[int]:
-        chosen = backtrack(table, job, b // g)
-        return sorted(forced + items[chosen].tolist())
+        return red.selection(backtrack(bits, job, b // g)).tolist()
 
     return Pareto(scale, runtime, used.astype(np.int64), total_runtime, weights, select)
 

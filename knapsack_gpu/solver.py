@@ -1,4 +1,8 @@
-"""The public entry points: :func:`solve` and :func:`profile`."""
+"""The public entry points: :func:`solve` and :func:`profile`.
+
+problem (validate) -> reduce (exact reductions, bounds, variable fixing, dtype) -> plan (closed, states, pruned or
+dense) -> states list, or passes driven by recover (bit table or Hirschberg) -> the selection, checked.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from . import plan as plan_mod
+from .arith import exact_sum
 from .backends import make_pass, resolve_backend, resolve_device
-from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit
-from .passes.base import Job
+from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit, format_bytes
 from .problem import Instance, make_instance
-from .progress import Progress
+from .progress import Progress, check_progress
 from .recover import Recovery
 from .reduce import Reduced, reduce
+from .states import StatesOverflow, StatesStats, solve_states
+
+# Host bytes per input item the solve may hold beyond its inputs: validated copies (16), reduction masks and index
+# arrays (~40), bounds (order, reduced costs, prefix sums: ~48), a dense job's schedule (lo, hi, top, before: 32)
+# and windows (16), and the temporaries of the vectorised steps. tests/test_memory.py measures the real peak.
+HOST_BYTES_PER_ITEM = 256
 
 
 @dataclass(frozen=True)
@@ -23,13 +34,17 @@ class Solution:
     """An optimal selection.
 
     Attributes:
-        value: the optimum; an int when every value is a whole number, else a float.
+        value: the optimum; an int when every value is a whole number (exact, even past int64 when no DP had to
+            add it up), else a float.
         selected: ascending indices of the chosen items.
         weight: their total weight (<= capacity).
-        stats: how it was solved: ``device``, ``backend``, ``strategy`` ("reduced", "bits" or "hirschberg"),
-            ``cell_updates``, ``seconds``, ``peak_bytes`` (working buffers the solver allocated), ``memory_limit``,
-            ``dtype``, ``reductions``, ``items`` and ``profile_length`` (what reached the DP), ``passes``,
-            ``item_passes``, ``leaves``, ``depth``.
+        stats: how it was solved: ``strategy`` ("reduced": nothing left after the reductions, "closed": the bounds
+            met, "states", "pruned-bits", "pruned-hirschberg", "dense-bits", "dense-hirschberg"), ``device``,
+            ``backend``, ``dtype``, ``reductions``, ``fixed`` ({"in", "out"} items fixed by the bounds),
+            ``lower_bound`` / ``upper_bound`` (of what reached the plan), ``items`` and ``profile_length`` (what
+            reached the DP), ``cell_updates`` against ``full_cells`` (n * (C + 1)), ``peak_states``,
+            ``passes``, ``item_passes``, ``leaves``, ``depth``, ``peak_bytes`` (working memory the solver
+            counted, per-item host state included on the CPU), ``memory_limit``, ``plan_reason``, ``seconds``.
     """
 
     value: int | float
@@ -48,26 +63,30 @@ def _check_limit(memory_limit: object) -> int | None:
     return int(memory_limit)
 
 
-def _job(red: Reduced) -> Job:
-    values = red.dp_values()
-    sentinel = None
-    if red.cover:
-        # "Cannot cover": below every reachable value, and twice it (a split sum) still fits the dtype.
-        sentinel = values.dtype.type(-np.inf if values.dtype.kind == "f" else -(int(red.values.sum()) + 1))
-    return Job(red.weights, values, red.target + 1, red.cover, red.dtype, sentinel)
-
-
-def _total(inst: Instance, idx) -> int | float:
+def total_value(inst: Instance, idx: np.ndarray) -> int | float:
+    """The exact value of a selection: a Python int for whole numbers, a correctly rounded float otherwise."""
     v = inst.values[idx]
-    return int(v.sum()) if inst.integral else math.fsum(v.tolist())
+    if inst.integral:
+        return exact_sum(v)
+    try:
+        total = math.fsum(v.tolist())
+    except OverflowError:
+        total = math.inf
+    if not math.isfinite(total):
+        raise ValueError("values: the selected values sum past the largest float64; scale them down")
+    return total
 
 
-def _check_result(red: Reduced, chosen: list[int], dp_value: int | float) -> None:
+def _dp_sum(red: Reduced, positions: list[int]) -> int:
+    return exact_sum(red.values[np.asarray(positions, dtype=np.int64)])
+
+
+def _check_result(red: Reduced, positions: list[int], dp_value, cover: bool) -> None:
     """Exact (integer) DP: the recovered items must reproduce the optimum, or we refuse to answer."""
-    if red.dtype.is_floating_point:
+    if not red.integral or red.dtype.is_floating_point:
         return
-    got = int(red.values[chosen].sum())
-    expect = int(dp_value) + (int(red.values.sum()) if red.cover else 0)
+    got = _dp_sum(red, positions)
+    expect = int(dp_value) + (exact_sum(red.values) if cover else 0)
     if got != expect:
         raise RuntimeError(f"internal error: recovered items are worth {got} but the DP optimum is {expect}")
 
@@ -82,92 +101,172 @@ def solve(
     memory_limit: int | None = None,
     dtype: torch.dtype | None = None,
     progress: Progress | None = None,
+    canonical: bool = False,
+    strategy: str | None = None,
 ) -> Solution:
     """Solve a 0/1 knapsack exactly.
 
     Args:
-        weights: 1-D whole numbers >= 0 (list, tuple, numpy array or torch tensor), shape (n,).
-        values: 1-D finite numbers >= 0, shape (n,).
-        capacity: whole number >= 0.
+        weights: 1-D whole numbers >= 0 and < 2**62 (list, tuple, numpy array or dense torch tensor), shape (n,).
+        values: 1-D finite numbers >= 0, shape (n,); whole numbers must fit int64.
+        capacity: whole number >= 0 and < 2**62.
         device: "auto" (CUDA if available, else CPU), "cpu", "cuda", "cuda:N" or a torch.device.
         backend: "auto", "numpy" (CPU), "torch" (any device) or "triton" (CUDA); see :mod:`knapsack_gpu.backends`.
         memory_limit: bytes of working memory allowed on the device; None: a safe share of what is free there.
         dtype: DP arithmetic. None picks an exact one (int32/int64 for whole-number values, float64 otherwise);
             an explicit torch.float32 is honoured but may round.
         progress: a :class:`knapsack_gpu.progress.Progress` told the planned item passes, then of each one.
+        canonical: return the selection torch's ``dp_knapsack`` returns (among optimal sets, the one that avoids
+            later items first): items run in input order, without bundling, and the plan is a dense one with a bit
+            table where it fits. The default returns an optimal set, whichever the fastest plan finds.
+        strategy: force a plan: "closed", "states", "pruned", "dense" (or the environment variable
+            KNAPSACK_GPU_STRATEGY); None or "auto" lets :mod:`knapsack_gpu.plan` choose.
 
     Returns:
         A :class:`Solution`; ``stats["peak_bytes"] <= memory_limit``.
 
     Raises:
-        TypeError, ValueError: bad input, naming the argument (and index).
-        MemoryError: not even the minimum working set fits the memory limit (the message gives the bytes needed).
+        TypeError, ValueError: bad input, naming the argument (and index); an optimum that may pass int64.
+        MemoryError: not even the minimum working set of any plan fits the memory limit (the message gives the
+            bytes each plan needs), or the device refused memory twice.
     """
     t0 = time.perf_counter()
+    check_progress(progress)
     inst = make_instance(weights, values, capacity)
     dev = resolve_device(device)
     limit = _check_limit(memory_limit)
-    red = reduce(inst, dtype)
+    strategy = plan_mod.resolve_strategy(strategy)
+    if not isinstance(canonical, bool):
+        raise TypeError(f"canonical must be True or False, got {canonical!r}")
+    meter = Meter(default_limit(dev) if limit is None else limit, dev)
+    if dev.type == "cpu":
+        meter.hold(HOST_BYTES_PER_ITEM * inst.n, f"the per-item state of {inst.n} items")
+    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense")
     name = resolve_backend(backend, dev, red.dtype)
+    b = red.bounds
     stats = {
+        "strategy": "reduced",
         "device": str(dev),
         "backend": name,
-        "strategy": "reduced",
         "dtype": str(red.dtype).replace("torch.", ""),
         "reductions": list(red.applied),
+        "fixed": dict(red.fixed),
+        "lower_bound": None if b is None else b.lower,
+        "upper_bound": None if b is None else b.upper,
         "items": red.n,
-        "profile_length": red.target + 1 if red.n else 0,
+        "profile_length": red.capacity + 1 if red.n else 0,
         "cell_updates": 0,
+        "full_cells": inst.n * (inst.capacity + 1),
+        "peak_states": None,
         "passes": 0,
         "item_passes": 0,
         "leaves": 0,
         "depth": 0,
         "peak_bytes": 0,
-        "memory_limit": limit,
+        "memory_limit": meter.limit,
     }
-    chosen_items = red.items[:0]
+    selected = red.forced
     if red.n:
-        chosen_local = _run(red, dev, name, limit, stats, progress)
-        chosen_items = red.items[chosen_local]
-    selected = np.union1d(red.forced, chosen_items).astype(np.int64)
-    weight = int(inst.weights[selected].sum())
+        selected = _run(red, dev, name, limit, meter, stats, progress, strategy, canonical)
+    weight = exact_sum(inst.weights[selected])
     if weight > inst.capacity:
         raise RuntimeError(f"internal error: selection weighs {weight} > capacity {inst.capacity}")
+    stats["peak_bytes"] = max(stats["peak_bytes"], meter.peak)
     stats["seconds"] = time.perf_counter() - t0
-    return Solution(value=_total(inst, selected), selected=selected.tolist(), weight=weight, stats=stats)
+    return Solution(value=total_value(inst, selected), selected=selected.tolist(), weight=weight, stats=stats)
 
 
-def _run(red: Reduced, dev: torch.device, name: str, limit: int | None, stats: dict, progress) -> list[int]:
-    job = _job(red)
+def _run(red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress, strategy, canonical) -> np.ndarray:
+    """Plan and solve the reduced instance; returns the original indices selected."""
+    p = make_pass(name, dev, red.dtype, Workspace(meter), progress)
+    dense_need = plan_mod.min_bytes(p, red.n, red.capacity + 1)
+    room = meter.limit - meter.current
+    choice = plan_mod.choose(red, strategy, canonical, dense_fits=dense_need <= room)
+    stats["plan_reason"] = choice.reason
+    if choice.strategy == "closed":
+        stats["strategy"] = "closed"
+        return red.bounds.incumbent
+    if choice.strategy == "states":
+        try:
+            positions = _run_states(red, dev, meter, stats, choice.states_budget)
+            return red.selection(positions)
+        except StatesOverflow as exc:
+            if choice.dense is None:
+                raise MemoryError(
+                    f"{exc}; a dense plan would need at least {dense_need} bytes ({format_bytes(dense_need)}) "
+                    f"(profile length {red.capacity + 1}); memory_limit is {meter.limit} ({format_bytes(meter.limit)})"
+                ) from None
+            stats["plan_reason"] += f"; states gave way after {exc.states} states: {exc}"
+    dense = choice.dense
+    positions = _run_dense(dense, red, dev, name, limit, meter, stats, progress)
+    return red.selection(positions)
+
+
+def _run_states(red: Reduced, dev, meter: Meter, stats: dict, budget: int | None) -> list[int]:
+    b = red.bounds
+    order = b.order
+    st = StatesStats()
+    dtype = red.dtype if red.dtype.is_floating_point else torch.int64  # int64: the bound was checked against it
+    threshold = b.lower
+    try:
+        chosen, value = solve_states(
+            red.weights[order],
+            red.values[order],
+            red.capacity,
+            threshold,
+            device=dev,
+            dtype=dtype,
+            meter=meter,
+            max_updates=budget,
+            stats=st,
+        )
+    finally:
+        stats["peak_states"] = st.peak_states
+        stats["state_updates"] = st.state_updates
+    positions = order[chosen].tolist()
+    if red.integral and _dp_sum(red, positions) != value:
+        raise RuntimeError(f"internal error: recovered states are worth {_dp_sum(red, positions)}, not {value}")
+    stats.update(strategy="states", dtype=str(dtype).replace("torch.", ""))
+    return positions
+
+
+def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress) -> list[int]:
+    job = dense.job
     for attempt in range(2):
-        cap = default_limit(dev) if limit is None else limit
-        meter = Meter(cap, dev)
         ws = Workspace(meter)
-        rec = Recovery(make_pass(name, dev, red.dtype, ws, progress), job, cap)
+        p = make_pass(name, dev, job.dtype, ws, progress)
+        rec = Recovery(p, job, meter.limit, dense.windows, dense.threshold, dense.slack)
         try:
             chosen, dp_value = rec.run()
             break
         except DeviceOutOfMemory:
-            # The device refused what the plan allowed (another process took memory): re-plan once against
-            # what is free now, which picks a smaller plan; then give up with the MemoryError.
-            if attempt or limit is not None or dev.type != "cuda":
+            # The device refused what the plan allowed (another process took memory, or the OS refuses under
+            # ulimit / a cgroup): re-plan once against what was live when it failed, which picks a smaller plan;
+            # then give up with the MemoryError.
+            if attempt or limit is not None:
                 raise
-            torch.cuda.empty_cache()
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
+            meter.limit = max(meter.current, meter.limit // 2)
         finally:
             ws.clear()
-    _check_result(red, chosen, dp_value)
+    positions = dense.positions[chosen].tolist()
+    _check_result(red, positions, dp_value, job.cover)
+    if job.cover:
+        stats["reductions"].append("complement")
     r = rec.stats
     stats.update(
-        strategy=r.strategy,
+        strategy=f"{'pruned' if dense.pruned else 'dense'}-{r.strategy}",
+        dtype=str(job.dtype).replace("torch.", ""),
         cell_updates=r.cell_updates,
         passes=r.passes,
         item_passes=r.item_passes,
         leaves=r.leaves,
         depth=r.depth,
-        peak_bytes=meter.peak,
-        memory_limit=cap,
+        memory_limit=meter.limit,
+        profile_length=job.length,
     )
-    return chosen
+    return positions
 
 
 def profile(
@@ -179,7 +278,7 @@ def profile(
     dtype: torch.dtype | None = None,
     backend: str = "auto",
 ) -> torch.Tensor:
-    """The best value for every capacity 0..capacity, from one forward pass.
+    """The best value for every capacity 0..capacity, from one forward pass (no pruning: every capacity counts).
 
     Args:
         weights, values, capacity: as for :func:`solve`.
@@ -193,7 +292,7 @@ def profile(
     dev = resolve_device(device)
     red = reduce(inst, dtype, whole_profile=True)
     name = resolve_backend(backend, dev, red.dtype)
-    offset = _total(inst, red.forced)
+    offset = red.offset
     if red.n == 0:
         return torch.full((red.capacity + 1,), offset, dtype=red.dtype, device=dev).repeat_interleave(red.gcd)[
             : inst.capacity + 1
@@ -201,7 +300,8 @@ def profile(
     meter = Meter(default_limit(dev), dev)
     ws = Workspace(meter)
     try:
-        out = make_pass(name, dev, red.dtype, ws).run(_job(red), None).clone()
+        job = plan_mod.dense(red, complement=False, whole=True).job
+        out = make_pass(name, dev, red.dtype, ws).run(job, None).clone()
     finally:
         ws.clear()
     if offset:
