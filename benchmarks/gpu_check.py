@@ -38,10 +38,11 @@ import torch  # noqa: E402
 from provenance import machine  # noqa: E402  (benchmarks/ is on the path: this file runs as a script)
 
 import knapsack_gpu  # noqa: E402
-from knapsack_gpu.backends import kernels, make_pass  # noqa: E402
+from knapsack_gpu.backends import make_pass  # noqa: E402
 from knapsack_gpu.memory import Meter, Workspace  # noqa: E402
-from knapsack_gpu.passes.base import Job  # noqa: E402
-from knapsack_gpu.passes.check import random_job, run_pass  # noqa: E402
+from knapsack_gpu.passes.base import BitLayout, Job  # noqa: E402
+from knapsack_gpu.passes.triton_pass import kernels  # noqa: E402
+from knapsack_gpu.testing import random_job, run_pass  # noqa: E402
 
 DEV = torch.device("cpu" if ARGS.smoke else "cuda")
 K = kernels()
@@ -63,28 +64,31 @@ def timed(fn, reps: int = 5) -> float:
 
 
 def check_kernels(rng) -> list[dict]:
-    """Every kernel path against the torch pass, bit for bit, on random jobs, both modes, all dtypes."""
+    """Every kernel path against the torch pass, bit for bit, on random jobs, both modes, all dtypes, with and
+    without windows."""
     rows = []
     sizes = [(9, 65), (40, 3000)] if ARGS.smoke else [(9, 65), (200, 20_000), (64, 3_000_001), (300, 16_000)]
     for dtype in (torch.int32, torch.int64, torch.float32, torch.float64):
         for cover in (False, True):
-            for m, length in sizes:
-                for max_w in (length // 3, K.tile.HALO_MAX // 4):
-                    j = random_job(rng, m, length, dtype, cover, max(1, max_w))
-                    f1, b1 = run_pass("triton", j, DEV)
-                    f2, b2 = run_pass("torch", j, DEV)
-                    same = torch.equal(f1, f2) and np.array_equal(b1, b2)
-                    rows.append(
-                        {
-                            "check": "kernel==torch",
-                            "dtype": str(dtype),
-                            "cover": cover,
-                            "m": m,
-                            "length": length,
-                            "max_w": max_w,
-                            "ok": bool(same),
-                        }
-                    )
+            for windows in (False, True):
+                for m, length in sizes:
+                    for max_w in (length // 3, K.tile.HALO_MAX // 4):
+                        j = random_job(rng, m, length, dtype, cover, max(1, max_w), windows=windows)
+                        f1, b1 = run_pass("triton", j, DEV)
+                        f2, b2 = run_pass("torch", j, DEV)
+                        same = torch.equal(f1, f2) and np.array_equal(b1, b2)
+                        rows.append(
+                            {
+                                "check": "kernel==torch",
+                                "dtype": str(dtype),
+                                "cover": cover,
+                                "windows": windows,
+                                "m": m,
+                                "length": length,
+                                "max_w": max_w,
+                                "ok": bool(same),
+                            }
+                        )
     return rows
 
 
@@ -96,8 +100,8 @@ def check_solves(rng) -> list[dict]:
     for family in ("uncorrelated", "strongly", "float-values", "flop-values", "subset-sum"):
         for n, R in ((30, 100), (400, 2000)) if not ARGS.smoke else ((12, 30),):
             w, v, cap = FAMILIES[family](rng, n, R=R)
-            a = knapsack_gpu.solve(w, v, cap, device=DEV, backend="triton")
-            b = knapsack_gpu.solve(w, v, cap, device="cpu", backend="numpy")
+            a = knapsack_gpu.solve(w, v, cap, device=DEV, backend="triton", canonical=True)
+            b = knapsack_gpu.solve(w, v, cap, device="cpu", backend="numpy", canonical=True)
             limit = 4 * (cap + 1) * 8 + (1 << 20)
             c = knapsack_gpu.solve(w, v, cap, device=DEV, backend="triton", memory_limit=limit * 3)
             ok = (
@@ -159,7 +163,7 @@ def throughput(rng, bandwidth: float) -> list[dict]:
                             ws = Workspace(Meter(1 << 40, DEV))
                             p = make_pass("triton", DEV, dtype, ws)
                             p.reserve(j.m, j.length)
-                            bits = p.new_bits(j.m, j.length) if record else None
+                            bits = p.new_bits(BitLayout.of(j.schedule, j.length)) if record else None
                             s = timed(lambda j=j, p=p, bits=bits: p.run(j, bits), reps=3)
                             cells = j.schedule.cells
                             per_cell = 3 * SIZE[dtype] / (k if weights == "light" else 1) + (0.125 if record else 0)

@@ -19,7 +19,7 @@ import pytest  # noqa: E402
 import knapsack_gpu.backends as backends  # noqa: E402
 
 HAS_CUDA = torch.cuda.is_available()
-HAS_TRITON = backends.kernels() is not None
+HAS_TRITON = backends.have_triton()
 
 DEVICES = ["cpu"] + (["cuda"] if HAS_CUDA else [])
 # (device, backend) pairs that solve at full speed. Triton on the CPU runs in its interpreter: tested separately

@@ -24,10 +24,13 @@ def test_families_against_brute_force(family, target):
         sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend)
         assert_feasible(sol, w, cap)
         assert_value(sol, v, best)
+        canon = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, canonical=True)
+        assert_feasible(canon, w, cap)
+        assert_value(canon, v, best)
         if v.dtype.kind != "f":
             assert sol.selected in optimal
-            # The bit-table path breaks ties exactly as torch's dp_knapsack (strict improvement).
-            assert sol.selected == reference_dp(w.tolist(), v.tolist(), cap)[1], f"trial {trial}"
+            # canonical=True breaks ties exactly as torch's dp_knapsack (strict improvement).
+            assert canon.selected == reference_dp(w.tolist(), v.tolist(), cap)[1], f"trial {trial}"
 
 
 @pytest.mark.parametrize(
@@ -47,7 +50,7 @@ def test_families_against_brute_force(family, target):
 )
 def test_edge_cases(w, v, cap, best, target):
     device, backend = target
-    sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend)
+    sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, canonical=True)
     assert sol.value == best
     assert_feasible(sol, w, cap)
     assert sol.selected == reference_dp(w, v, cap)[1]

@@ -16,9 +16,12 @@ from oracle import assert_feasible, assert_value
 
 import knapsack_gpu
 from knapsack_gpu.memory import Meter, Workspace
-from knapsack_gpu.passes.check import random_job, run_pass
-from knapsack_gpu.recover import bits_bytes, min_bytes
+from knapsack_gpu.passes.base import BitLayout
+from knapsack_gpu.plan import dense, min_bytes, single_pass_bytes
+from knapsack_gpu.problem import make_instance
+from knapsack_gpu.reduce import reduce
 from knapsack_gpu.reference import brute_force, reference_dp
+from knapsack_gpu.testing import random_job, run_pass
 
 pytestmark = pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
 
@@ -29,7 +32,7 @@ DTYPES = [torch.int32, torch.int64, torch.float32, torch.float64]
 @pytest.fixture(params=["small", "item", "tile"])
 def kernel_path(request, monkeypatch):
     """Which kernel runs: the one-launch small kernel, the single-item kernel, or multi-item tiles."""
-    k = knapsack_gpu.backends.kernels()
+    k = knapsack_gpu.passes.triton_pass.kernels()
     if request.param != "small":
         monkeypatch.setattr(k.small, "MAX_LENGTH", 0)
     if request.param == "item":
@@ -45,10 +48,11 @@ def kernel_path(request, monkeypatch):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("cover", [False, True], ids=["standard", "cover"])
-def test_kernels_match_torch_pass(kernel_path, dtype, cover):
+@pytest.mark.parametrize("windows", [False, True], ids=["all-cells", "windows"])
+def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
     rng = np.random.default_rng(5)
     for m, length in [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333)]:
-        job = random_job(rng, m, length, dtype, cover)
+        job = random_job(rng, m, length, dtype, cover, windows=windows)
         if m % 2:  # a leaf's pass: only f(C) wanted, item ranges start where a backtrack can reach
             job = dataclasses.replace(job, target=length - 1)
         f_triton, b_triton = run_pass("triton", job, DEVICE)
@@ -60,7 +64,7 @@ def test_kernels_match_torch_pass(kernel_path, dtype, cover):
 @pytest.mark.parametrize("k", range(1, 9))
 def test_tile_runs_of_k_items_equal_k_single_passes(k, monkeypatch):
     """Light items grouped k at a time, halos crossing tile edges, against single-item passes."""
-    kern = knapsack_gpu.backends.kernels()
+    kern = knapsack_gpu.passes.triton_pass.kernels()
     monkeypatch.setattr(kern.small, "MAX_LENGTH", 0)
     monkeypatch.setattr(kern.tile, "BLOCK", 64)
     monkeypatch.setattr(kern.tile, "HALO_MAX", 30)
@@ -96,7 +100,7 @@ def test_solve_with_triton_against_oracles(kernel_path, family):
 
     for _ in range(4):
         w, v, cap = FAMILIES[family](rng, int(rng.integers(1, 15)), R=40)
-        sol = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton")
+        sol = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton", canonical=True)
         assert sol.stats["backend"] == "triton"
         best, optimal = brute_force(w.tolist(), v.tolist(), cap)
         assert_feasible(sol, w, cap)
@@ -107,16 +111,20 @@ def test_solve_with_triton_against_oracles(kernel_path, family):
 
 def test_triton_hirschberg(kernel_path):
     rng = np.random.default_rng(9)
-    w = rng.integers(1, 40, 60)
-    v = rng.integers(1, 100, 60)
+    w = rng.integers(1, 40, 150)
+    v = rng.integers(1, 100, 150)
     cap = int(w.sum()) // 2
-    free = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton")
     dev = torch.device(DEVICE)
-    p = knapsack_gpu.backends.make_pass("triton", dev, getattr(torch, free.stats["dtype"]), Workspace(Meter(1, dev)))
-    m, length = free.stats["items"], free.stats["profile_length"]
-    limit = (min_bytes(p, m, length) + bits_bytes(p, m, length)) // 2  # enough to split, too little for the table
-    sol = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton", memory_limit=limit)
-    assert sol.stats["strategy"] == "hirschberg"
+    job = dense(reduce(make_instance(w, v, cap), fixing=False)).job
+    p = knapsack_gpu.backends.make_pass("triton", dev, job.dtype, Workspace(Meter(1, dev)))
+    top = dataclasses.replace(job, target=job.length - 1)
+    single = single_pass_bytes(p, job.m, job.length, BitLayout.of(top.schedule, job.length).nbytes)
+    least = min_bytes(p, job.m, job.length)
+    assert single > least
+    host = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * len(w) if DEVICE == "cpu" else 0  # per-item state
+    limit = (least + single) // 2 + host  # enough to split, too little for the table
+    sol = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton", memory_limit=limit, strategy="dense")
+    assert sol.stats["strategy"] == "dense-hirschberg" and sol.stats["peak_bytes"] <= limit
     assert sol.value == reference_dp(w.tolist(), v.tolist(), cap)[0]
     assert_feasible(sol, w, cap)
 

@@ -11,7 +11,9 @@ from oracle import assert_feasible, assert_value
 
 import knapsack_gpu
 from knapsack_gpu.generate import FAMILIES
-from knapsack_gpu.reference import reference_dp, reference_profile
+from knapsack_gpu.problem import make_instance
+from knapsack_gpu.reduce import reduce
+from knapsack_gpu.reference import brute_force, reference_dp, reference_profile
 
 dp_knapsack = pytest.importorskip("torch._functorch._activation_checkpointing.knapsack").dp_knapsack
 
@@ -22,7 +24,7 @@ def test_n300_against_reference_dp(family, target):
     rng = np.random.default_rng(300)
     w, v, cap = FAMILIES[family](rng, 300, R=40)
     best, canonical = reference_dp(w.tolist(), v.tolist(), cap)
-    sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend)
+    sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, canonical=True)
     assert_feasible(sol, w, cap)
     assert_value(sol, v, best)
     if v.dtype.kind != "f":
@@ -44,7 +46,7 @@ def test_matches_torch_dp_knapsack_selection(n, budget, target):
     for _ in range(3):
         q, memory, runtimes, max_memory = _quantized_instance(rng, n, budget)
         value, saved, _ = dp_knapsack(memory, runtimes, max_memory)
-        sol = knapsack_gpu.solve(q, runtimes, round(max_memory * 10000), device=device, backend=backend)
+        sol = knapsack_gpu.solve(q, runtimes, round(max_memory * 10000), device=device, backend=backend, canonical=True)
         assert sol.value == value
         assert sol.selected == saved  # ties included: bit-table path, strict-improvement backtrack
         assert_feasible(sol, q, budget)
@@ -56,19 +58,32 @@ def _hirschberg_case(family: str, seed: int):
     return w, v, cap, reference_dp(w.tolist(), v.tolist(), cap)[0]
 
 
-@pytest.mark.parametrize("limit_rows", [4, 5])
-def test_forced_hirschberg_is_optimal_and_within_limit(limit_rows, target):
-    """A limit of a few profile rows: enough for Hirschberg (<= 4 rows), not for the 200-item bit table."""
+def _host_bytes(n: int, device: str) -> int:
+    """What the solver holds for per-item state on the CPU (counted against memory_limit there)."""
+    return knapsack_gpu.solver.HOST_BYTES_PER_ITEM * n if device == "cpu" else 0
+
+
+@pytest.mark.parametrize("extra_rows", [0, 1])
+@pytest.mark.parametrize("strategy", ["dense", "pruned"])
+def test_forced_hirschberg_is_optimal_and_within_limit(extra_rows, strategy, target):
+    """A limit of Hirschberg's minimum plus at most a profile row: not enough for the 200-item bit table."""
+    from knapsack_gpu.backends import make_pass
+    from knapsack_gpu.memory import Meter, Workspace
+    from knapsack_gpu.plan import min_bytes
+
     device, backend = target
     for seed, family in enumerate(["uncorrelated", "strongly", "float-values", "flop-values", "weakly"]):
         w, v, cap, best = _hirschberg_case(family, seed)
-        free = knapsack_gpu.solve(w, v, cap, device=device, backend=backend)
-        row_bytes = (
-            free.stats["profile_length"] * torch.empty((), dtype=getattr(torch, free.stats["dtype"])).element_size()
-        )
-        limit = limit_rows * row_bytes + 256
-        sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=limit)
-        assert sol.stats["strategy"] == "hirschberg", family
+        free = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, strategy=strategy)
+        dtype, length = getattr(torch, free.stats["dtype"]), free.stats["profile_length"]
+        p = make_pass(backend, torch.device(device), dtype, Workspace(Meter(1, torch.device(device))))
+        row_bytes = length * p.itemsize
+        limit = min_bytes(p, free.stats["items"], length) + extra_rows * row_bytes + 256 + _host_bytes(len(w), device)
+        sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=limit, strategy=strategy)
+        if extra_rows == 0 and strategy == "dense":
+            assert sol.stats["strategy"] == "dense-hirschberg", family
+        else:  # a ragged table (prefix weights, windows) may fit in a row more than Hirschberg's minimum
+            assert sol.stats["strategy"] in (f"{strategy}-hirschberg", f"{strategy}-bits"), family
         assert sol.stats["peak_bytes"] <= limit
         assert_feasible(sol, w, cap)
         assert_value(sol, v, best)
@@ -81,11 +96,14 @@ def test_too_small_limit_names_the_bytes_needed(target):
         knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=1000)
 
 
-def test_huge_capacity_is_a_memory_error_not_a_crash():
+def test_huge_capacity_is_solved_by_states_and_a_memory_error_for_a_dense_plan():
     w = [3 * 10**15 + 1, 5 * 10**15 + 2, 7 * 10**15 + 3]  # coprime: no gcd shortcut
     v = [1, 2, 3]
+    sol = knapsack_gpu.solve(w, v, 10**16, device="cpu")
+    best, optimal = brute_force(w, v, 10**16)
+    assert sol.value == best == 3 and sol.selected in optimal and sol.weight <= 10**16
     with pytest.raises(MemoryError, match="bytes"):
-        knapsack_gpu.solve(w, v, 10**16, device="cpu")
+        knapsack_gpu.solve(w, v, 10**16, device="cpu", strategy="dense")
 
 
 @pytest.mark.parametrize("family", ["uncorrelated", "zeros", "float-values", "similar-weights"])
@@ -114,7 +132,7 @@ def test_flop_sized_values_are_exact_in_int64():
     w = rng.integers(1, 50, 40)
     v = rng.integers(10**11, 10**12, 40)
     best, canonical = reference_dp(w.tolist(), v.tolist(), 300)
-    sol = knapsack_gpu.solve(w, v, 300, device="cpu")
+    sol = knapsack_gpu.solve(w, v, 300, device="cpu", canonical=True)
     assert sol.stats["dtype"] == "int64"
     assert sol.value == best and sol.selected == canonical
     # float32 cannot tell these apart: honoured, and documented as possibly inexact.
@@ -124,18 +142,25 @@ def test_flop_sized_values_are_exact_in_int64():
 
 
 def test_recorded_half_split_reads_the_right_half_off_its_own_pass():
-    """Room for the bit table of 60% of the items: B (that 60%) is recorded during the split pass, A recurses."""
+    """Room for the bit table of the last 60% of the items: B (that 60%) is recorded during the split pass, A
+    recurses."""
     from knapsack_gpu.memory import Meter, Workspace
+    from knapsack_gpu.passes.base import BitLayout, Job
     from knapsack_gpu.passes.numpy_pass import NumpyPass
-    from knapsack_gpu.recover import min_bytes
+    from knapsack_gpu.plan import min_bytes
 
     w, v, cap, best = _hirschberg_case("uncorrelated", 0)
-    free = knapsack_gpu.solve(w, v, cap, device="cpu")
+    free = knapsack_gpu.solve(w, v, cap, device="cpu", strategy="dense")
     m, length = free.stats["items"], free.stats["profile_length"]
-    p = NumpyPass(torch.device("cpu"), getattr(torch, free.stats["dtype"]), Workspace(Meter(1, torch.device("cpu"))))
-    limit = min_bytes(p, m, length) + p.record_extra_bytes(length) + p.bits_bytes(int(0.6 * m), length)
-    sol = knapsack_gpu.solve(w, v, cap, device="cpu", memory_limit=limit)
-    assert sol.stats["strategy"] == "hirschberg" and sol.stats["peak_bytes"] <= limit
+    dtype = getattr(torch, free.stats["dtype"])
+    p = NumpyPass(torch.device("cpu"), dtype, Workspace(Meter(1, torch.device("cpu"))))
+    job = knapsack_gpu.plan.dense(reduce(make_instance(w, v, cap), fixing=False)).job
+    k = int(0.6 * m)
+    lb = min(cap, int(job.weights[m - k :].sum())) + 1
+    table = BitLayout.of(Job(job.weights[m - k :], job.values[m - k :], lb, False, dtype).schedule, lb).nbytes
+    limit = min_bytes(p, m, length) + p.record_extra_bytes(length) + table + _host_bytes(len(w), "cpu")
+    sol = knapsack_gpu.solve(w, v, cap, device="cpu", memory_limit=limit, strategy="dense")
+    assert sol.stats["strategy"] == "dense-hirschberg" and sol.stats["peak_bytes"] <= limit
     assert sol.value == best and sol.weight <= cap
     # Halving would run every item at least twice; reading B off its split pass runs B's items once.
     assert sol.stats["item_passes"] < 2 * m

@@ -119,10 +119,10 @@ def test_device_policy_keeps_small_instances_on_the_cpu():
 def test_cuda_failure_falls_back_to_cpu_with_a_warning(monkeypatch, caplog):
     real = kp.solve
 
-    def flaky(w, v, cap, device):
+    def flaky(w, v, cap, device, **kw):
         if torch.device(device).type == "cuda":
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
-        return real(w, v, cap, device=device)
+        return real(w, v, cap, device=device, **kw)
 
     monkeypatch.setattr(kp, "solve", flaky)
     monkeypatch.setattr(kp, "choose_device", lambda n, b, d: torch.device("cuda"))

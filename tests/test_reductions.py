@@ -6,13 +6,14 @@ import numpy as np
 import torch
 
 import knapsack_gpu
+from knapsack_gpu.plan import dense
 from knapsack_gpu.problem import make_instance
 from knapsack_gpu.reduce import reduce
 from knapsack_gpu.reference import brute_force, reference_dp
 
 
 def _solve_and_check(w, v, cap, **kw):
-    sol = knapsack_gpu.solve(w, v, cap, device="cpu", **kw)
+    sol = knapsack_gpu.solve(w, v, cap, device="cpu", canonical=True, **kw)
     best, canonical = reference_dp(list(w), list(v), cap)
     assert sol.value == best
     assert sol.selected == canonical
@@ -45,9 +46,9 @@ def test_complement_is_shorter_and_canonical():
         w = rng.integers(1, 20, n)
         v = rng.integers(0, 6, n)  # small values: many ties
         cap = int(w.sum()) - int(rng.integers(1, max(2, w.sum() // 3)))
-        red = reduce(make_instance(w, v, cap))
-        sol = _solve_and_check(w.tolist(), v.tolist(), cap)
-        if red.cover:
+        red = reduce(make_instance(w, v, cap), fixing=False)
+        sol = _solve_and_check(w.tolist(), v.tolist(), cap, strategy="dense")
+        if red.n and dense(red).job.cover:
             assert "complement" in sol.stats["reductions"]
             assert sol.stats["profile_length"] < cap + 1
 
@@ -57,15 +58,17 @@ def test_complement_through_hirschberg():
     w = rng.integers(1, 100, 300)
     v = rng.integers(1, 100, 300)
     cap = int(w.sum()) - 400
-    sol = knapsack_gpu.solve(w, v, cap, device="cpu", memory_limit=8_000)  # 4 rows of 401 int32
-    assert "complement" in sol.stats["reductions"] and sol.stats["strategy"] == "hirschberg"
+    host = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * len(w)
+    sol = knapsack_gpu.solve(w, v, cap, device="cpu", memory_limit=8_000 + host, strategy="dense")  # 4 rows of 401
+    assert "complement" in sol.stats["reductions"] and sol.stats["strategy"] == "dense-hirschberg"
     assert sol.value == reference_dp(w.tolist(), v.tolist(), cap)[0]
     assert sol.weight <= cap
 
 
 def test_dtype_follows_the_bound():
     assert reduce(make_instance([1, 2], [2**29, 2**29], 3)).dtype == torch.int32
-    assert reduce(make_instance([1, 2], [2**30, 2**30], 3)).dtype == torch.int64
+    assert reduce(make_instance([1, 2], [2**30, 2**30], 3), whole_profile=True).dtype == torch.int64
+    assert knapsack_gpu.solve([1, 2], [2**30, 2**30], 3).value == 2**31  # taken whole: no DP, exact anyway
     # The Dantzig bound, not the sum of all values, decides: only one of these fits.
     assert reduce(make_instance([5, 5, 5], [2**30, 2**30, 2**30], 5)).dtype == torch.int32
     assert reduce(make_instance([1, 2], [0.5, 1], 3)).dtype == torch.float64
