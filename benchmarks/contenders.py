@@ -144,7 +144,7 @@ def _cuda() -> str | None:
 def _cuda_triton() -> str | None:
     import knapsack_gpu.backends
 
-    return _cuda() or (None if knapsack_gpu.passes.triton_pass.kernels() is not None else "triton not installed")
+    return _cuda() or (None if knapsack_gpu.backends.have_triton() else "triton not installed")
 
 
 def _always() -> None:
