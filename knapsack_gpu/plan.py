@@ -164,8 +164,6 @@ def choose(red: Reduced, strategy: str, canonical: bool, dense_fits: bool) -> Ch
             raise ValueError("strategy='closed' needs bounds that meet: this instance's do not")
         return Choice("closed", None, None, f"lower bound {b.lower} meets upper bound {b.upper}")
     if strategy == "states":
-        if canonical:
-            raise ValueError("strategy='states' cannot return dp_knapsack's selection; use canonical=False")
         return Choice("states", None, None, "forced")
     if strategy == "dense" or b is None:
         return Choice("dense", dense(red), None, "forced" if strategy == "dense" else "no bounds")

@@ -16,6 +16,7 @@ The complement (choose what to leave out) is a choice of the plan, not a reducti
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -176,6 +177,7 @@ def reduce(
     whole_profile: bool = False,
     canonical: bool = False,
     fixing: bool = True,
+    improve: Callable[[np.ndarray, np.ndarray, int, Bounds], tuple | None] | None = None,
 ) -> Reduced:
     """Apply the exact reductions.
 
@@ -186,6 +188,8 @@ def reduce(
             heavy, zero-weight and gcd reductions.
         canonical: keep dp_knapsack's selection: no bundling (it would pick other copies of identical items).
         fixing: compute bounds and fix variables (off: the DP sees every item, for tests and comparisons).
+        improve: ``(weights, values, capacity, bounds) -> (value, positions) or None``: a better selection than the
+            bounds' greedy one, found before fixing (the solver solves a core of items around the break item).
 
     Returns:
         A :class:`Reduced` problem; ``n == 0`` means the answer is ``forced``.
@@ -224,6 +228,11 @@ def reduce(
                 take_all()
         if fixing and wk.size:
             b = bounds_mod.compute(wk, vk, cap, inst.integral)
+            if improve is not None and not b.closed:
+                better = improve(wk, vk, cap, b)
+                if better is not None and better[0] > b.lower:
+                    b = b.with_lower(better[0], better[1], None)
+                    applied.append("core")
             incumbent = (b.lower, np.union1d(forced, groups.originals(b.lower_items)))
             fin, fout = _fix(b)
             if fin.size or fout.size:

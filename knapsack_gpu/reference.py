@@ -60,3 +60,27 @@ def reference_profile(weights: Sequence[int], values: Sequence[float], capacity:
     for w, v in zip(weights, values, strict=False):
         row = [row[c] if c < w else max(row[c], row[c - w] + v) for c in range(capacity + 1)]
     return row
+
+
+def meet_in_the_middle(weights: Sequence[int], values: Sequence[int], capacity: int) -> int:
+    """The optimum for any capacity, n <= ~40: every subset of each half (2**(n/2) each), one half sorted by weight
+    with a running best value, the other half looked up in it. Integer weights and values; sums must fit int64.
+    """
+    import numpy as np
+
+    n = len(weights)
+    half = n // 2
+
+    def subsets(w, v):
+        sw, sv = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        for wi, vi in zip(w, v, strict=True):
+            sw, sv = np.concatenate([sw, sw + wi]), np.concatenate([sv, sv + vi])
+        return sw, sv
+
+    aw, av = subsets(weights[:half], values[:half])
+    bw, bv = subsets(weights[half:], values[half:])
+    order = np.argsort(bw, kind="stable")
+    bw, bv = bw[order], np.maximum.accumulate(bv[order])
+    fits = aw <= capacity
+    k = np.searchsorted(bw, capacity - aw[fits], side="right") - 1  # always >= 0: the empty subset weighs 0
+    return int((av[fits] + bv[k]).max())

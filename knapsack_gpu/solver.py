@@ -138,10 +138,20 @@ def solve(
     strategy = plan_mod.resolve_strategy(strategy)
     if not isinstance(canonical, bool):
         raise TypeError(f"canonical must be True or False, got {canonical!r}")
+    if canonical and strategy in ("states", "closed"):
+        raise ValueError(f"strategy={strategy!r} cannot promise dp_knapsack's selection; use canonical=False")
+    resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
+    sol = _solve(inst, dev, backend, limit, dtype, progress, canonical, strategy, core=True)
+    sol.stats["seconds"] = time.perf_counter() - t0
+    return sol
+
+
+def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical: bool, strategy: str, core: bool):
     meter = Meter(default_limit(dev) if limit is None else limit, dev)
     if dev.type == "cpu":
         meter.hold(HOST_BYTES_PER_ITEM * inst.n, f"the per-item state of {inst.n} items")
-    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense")
+    improve = _core_improver(dev, backend, meter) if core and strategy != "dense" else None
+    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", improve=improve)
     name = resolve_backend(backend, dev, red.dtype)
     b = red.bounds
     stats = {
@@ -172,8 +182,38 @@ def solve(
     if weight > inst.capacity:
         raise RuntimeError(f"internal error: selection weighs {weight} > capacity {inst.capacity}")
     stats["peak_bytes"] = max(stats["peak_bytes"], meter.peak)
-    stats["seconds"] = time.perf_counter() - t0
     return Solution(value=total_value(inst, selected), selected=selected.tolist(), weight=weight, stats=stats)
+
+
+# The core: this many items on each side of the break item are solved exactly, the ones before taken, the ones after
+# left out; its optimum is a selection of the whole instance, usually the optimum or close to it. It may cost at most
+# CORE_SHARE of the instance's n * C cells (an upper bound on its own work, which bounds cut further).
+CORE_ITEMS = 48
+CORE_SHARE = 0.01
+
+
+def _core_improver(dev, backend, meter: Meter):
+    def improve(w: np.ndarray, v: np.ndarray, capacity: int, b) -> tuple | None:
+        order, brk, m = b.order, b.brk, w.size
+        k = min(CORE_ITEMS, m // 2)
+        while k >= 4:
+            lo, hi = max(0, brk - k), min(m, brk + k)
+            room = capacity - exact_sum(w[order[:lo]])
+            if (hi - lo) * (room + 1) <= CORE_SHARE * m * (capacity + 1):
+                break
+            k //= 2
+        else:
+            return None
+        core = order[lo:hi]
+        if room < 0 or hi - lo >= m:
+            return None
+        sub = Instance(w[core], v[core], room, b.integral)
+        limit = max(1, meter.limit - meter.current)
+        sol = _solve(sub, dev, backend, limit, None, None, False, "auto", core=False)
+        chosen = np.concatenate([order[:lo], core[np.asarray(sol.selected, dtype=np.int64)]])
+        return exact_sum(v[order[:lo]]) + sol.value, np.sort(chosen)
+
+    return improve
 
 
 def _run(red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress, strategy, canonical) -> np.ndarray:
@@ -241,13 +281,13 @@ def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: 
             break
         except DeviceOutOfMemory:
             # The device refused what the plan allowed (another process took memory, or the OS refuses under
-            # ulimit / a cgroup): re-plan once against what was live when it failed, which picks a smaller plan;
-            # then give up with the MemoryError.
+            # ulimit / a cgroup): re-plan once within what it did give, which picks a smaller plan; then give up
+            # with the MemoryError.
             if attempt or limit is not None:
                 raise
             if dev.type == "cuda":
                 torch.cuda.empty_cache()
-            meter.limit = max(meter.current, meter.limit // 2)
+            meter.limit = meter.current
         finally:
             ws.clear()
     positions = dense.positions[chosen].tolist()

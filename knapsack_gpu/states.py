@@ -122,6 +122,7 @@ def solve_states(
                 total,
                 needed,
             )
+        meter.note_peak(needed)
         if max_updates is not None and stats.state_updates + total > max_updates:
             raise StatesOverflow(f"the states list passed its work budget of {max_updates} updates", total, needed)
         stats.state_updates += total
@@ -149,7 +150,7 @@ def solve_states(
         stats.peak_states = max(stats.peak_states, int(W.shape[0]))
         top = V[-1].item()
         best = max(best, float(top))
-    meter.note_peak(code_bytes + WORKING_BYTES_PER_STATE * stats.peak_states)
+    meter.note_peak(code_bytes)
     idx = int(W.shape[0]) - 1
     value = V[idx].item()
     chosen = []

@@ -131,7 +131,8 @@ class Job:
             # The tail value V_{j-1} is used only while items 0..j-1 all fit (prefix weight < L), where it is at
             # most the optimum; past that point it is clipped, never wrapped.
             wide = np.float64 if np_dtype.kind == "f" else np.int64
-            sums = np.cumsum(self.values, dtype=wide)
+            with np.errstate(over="ignore"):  # float sums past float64 turn inf only where unused
+                sums = np.cumsum(self.values, dtype=wide)
             if np_dtype.kind != "f":
                 limit = np.iinfo(np_dtype).max
                 over = np.flatnonzero((sums > limit) | (sums < 0))  # past limit, or wrapped past int64

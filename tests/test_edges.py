@@ -1,0 +1,203 @@
+"""Never a wrong answer at the edges: int64 overflow, refused memory, per-item state, inputs the solver must name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import knapsack_gpu
+import knapsack_gpu.partitioner as kp
+from knapsack_gpu.reference import brute_force
+
+BIG = 2**62
+
+
+@pytest.mark.parametrize(
+    "weights, values, capacity, kwargs",
+    [
+        ([2**61] * 4, [1] * 4, 2**61, {}),  # weight sums wrap int64: "take everything" must not fire
+        ([1, 1], [BIG, BIG], 1, {}),  # the value bound wraps negative: int32 would read 0
+        ([1, 1], [BIG, BIG], 2, {}),  # the optimum 2**63 is past int64: summed in Python integers
+        ([1, 1], [BIG, BIG], 2, {"dtype": torch.float64}),
+        ([1, 1, 1], [BIG, BIG, 1], 2, {}),
+        ([1, 1, 1], [BIG, BIG, BIG + 5], 1, {}),
+        ([2**61 + 1, 2**61 + 3, 2**61 - 7, 5], [7, 9, 11, 13], 2**62 - 1, {}),
+        ([3, 2**61, 2**61 + 1, 2**60 + 9], [BIG, BIG - 1, 2**61, 2**61 + 2**60], 2**61 + 2**60, {}),
+    ],
+    ids=["weights-wrap", "bound-wraps", "past-int64", "float64", "sum-past-int64", "one-of-three", "mixed", "big"],
+)
+def test_int64_edges_are_exact(weights, values, capacity, kwargs):
+    best, optimal = brute_force(weights, values, capacity)
+    for strategy in ("auto", "states", "dense"):
+        try:
+            sol = knapsack_gpu.solve(weights, values, capacity, device="cpu", strategy=strategy, **kwargs)
+        except MemoryError:
+            assert strategy == "dense" and capacity > 2**40  # a dense row of 2**61 cells: refused, never wrong
+            continue
+        except ValueError as exc:
+            assert "past int64" in str(exc) or "int64" in str(exc)
+            assert sum(values) >= 2**63  # only where the optimum itself might not fit
+            continue
+        assert sol.value == best and isinstance(sol.value, int), strategy
+        assert sol.selected in optimal and sol.weight <= capacity
+        assert sol.weight == sum(weights[i] for i in sol.selected)
+
+
+def test_profile_at_the_int64_edge():
+    assert knapsack_gpu.profile([1, 1, 1], [BIG] * 3, 1, device="cpu").tolist() == [0, BIG]
+    with pytest.raises(ValueError, match="int64"):
+        knapsack_gpu.profile([1, 1], [BIG, BIG], 2, device="cpu")  # f(2) = 2**63 has no integer dtype
+
+
+def test_float_values_past_float64_are_refused_by_name():
+    with pytest.raises(ValueError, match="values"):
+        knapsack_gpu.solve([1, 1], [1e308, 1e308], 2, device="cpu")
+    with pytest.raises(ValueError, match="runtimes"):
+        kp.knapsack([0.1, 0.1], [1e308, 1e308], 0.2)
+    assert knapsack_gpu.solve([1, 1], [1e308, 1e308], 1, device="cpu").value == 1e308
+
+
+def test_partitioner_inputs_out_of_range_are_clamped_or_named():
+    # A budget past all the memory fits everything, and a huge item never fits: nothing to refuse.
+    assert kp.knapsack([0.1, 0.2], [3.0, 4.0], 1e15) == (7.0, [0, 1], [])
+    assert kp.knapsack([1e300, 0.2], [3.0, 4.0], 0.5) == (4.0, [1], [0])
+    with pytest.raises(ValueError, match="max_memory"):
+        kp.knapsack([0.1], [1.0], 1e305)  # times 10000 it is past float64
+    with pytest.raises(ValueError, match=r"memory\[1\]"):
+        kp.knapsack([0.1, -1.0], [1.0, 2.0], 0.5)
+
+
+class _Progress:
+    def start(self, n):
+        pass
+
+    def update(self, cells):
+        pass
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: torch.empty(3, device="meta"), "meta device"),
+        (lambda: torch.tensor([1.0, 2.0, 3.0]).to_sparse(), "sparse"),
+        (lambda: torch.nested.nested_tensor([torch.tensor([1.0, 2.0, 3.0])]), "nested"),
+        (lambda: torch.tensor([1, 0, 1], dtype=torch.bool), "bool"),
+        (lambda: torch.tensor([1 + 1j, 2, 3]), "real numbers"),
+    ],
+    ids=["meta", "sparse", "nested", "bool", "complex"],
+)
+def test_tensor_inputs_the_solver_cannot_read_are_named(make, match):
+    with warnings.catch_warnings():  # prototype layouts warn on creation; not what this checks
+        warnings.simplefilter("ignore")
+        bad = make()
+    for arg in ("weights", "values"):
+        args = {"weights": [1, 2, 3], "values": [3, 4, 5]}
+        args[arg] = bad
+        with pytest.raises(TypeError, match=f"{arg}.*{match}|{match}.*{arg}"):
+            knapsack_gpu.solve(args["weights"], args["values"], 4, device="cpu")
+
+
+def test_quantized_tensor_is_named():
+    with warnings.catch_warnings():  # quantized tensors are deprecated in torch; still accepted as input
+        warnings.simplefilter("ignore")
+        q = torch.quantize_per_tensor(torch.tensor([1.0, 2.0, 3.0]), 0.5, 0, torch.quint8)
+    with pytest.raises(TypeError, match="weights is a quantized"):
+        knapsack_gpu.solve(q, [3, 4, 5], 4, device="cpu")
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float8_e4m3fn], ids=str)
+def test_narrow_float_tensors_are_read_exactly(dtype):
+    v = torch.tensor([1.5, 2.0, 3.25]).to(dtype)
+    sol = knapsack_gpu.solve([1, 2, 3], v, 4, device="cpu")
+    assert sol.value == pytest.approx(float(v[0]) + float(v[2]), abs=0)
+
+
+def test_booleans_follow_one_rule_everywhere():
+    for bad in ([True, 2, 3], [True, False, True], (1, np.bool_(True), 3)):
+        with pytest.raises(TypeError, match="not a number"):
+            knapsack_gpu.solve(bad, [1, 2, 3], 4, device="cpu")
+        with pytest.raises(TypeError, match="not a number"):
+            knapsack_gpu.solve([1, 2, 3], bad, 4, device="cpu")
+
+
+def test_progress_is_checked_before_any_work():
+    with pytest.raises(TypeError, match="progress must be None or an object with start"):
+        knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 4, progress=5)
+    knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 4, progress=_Progress(), device="cpu")
+
+
+def test_refused_allocation_is_a_memory_error_or_a_smaller_plan(monkeypatch):
+    """The CPU allocator's own failure (as under ulimit -v or a cgroup) is a MemoryError naming the bytes, or, with
+    the default limit, a re-plan against less memory; never the raw RuntimeError."""
+    real = torch.empty
+    refused = []
+
+    def empty(*shape, **kw):
+        t = real(*shape, **kw)
+        if t.numel() * t.element_size() > 1 << 20:
+            refused.append(t.numel() * t.element_size())
+            raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] data. DefaultCPUAllocator: can't allocate memory")
+        return t
+
+    rng = np.random.default_rng(0)
+    w = rng.integers(1, 1000, 300)
+    v = w + 100  # strongly correlated: no fixing, a real DP
+    cap = int(w.sum()) // 2
+    expect = knapsack_gpu.solve(w, v, cap, device="cpu").value
+    monkeypatch.setattr(torch, "empty", empty)
+    with pytest.raises(MemoryError, match=r"cpu refused \d+ bytes"):
+        knapsack_gpu.solve(w, v, cap, device="cpu", memory_limit=1 << 30, strategy="dense")
+    assert refused
+    for c in (cap, cap // 8):  # default limit: re-planned within what the allocator gave, or a clear MemoryError
+        try:
+            sol = knapsack_gpu.solve(w, v, c, device="cpu", strategy="dense")
+        except MemoryError as exc:
+            assert "needs at least" in str(exc) or "refused" in str(exc)
+        else:
+            assert sol.weight <= c and (c != cap or sol.value == expect)
+
+
+def test_rlimit_as_bounds_the_default_limit():
+    """Under ulimit -v the default memory limit shrinks to fit, and a solve that would not fit says so cleanly."""
+    code = textwrap.dedent(
+        """
+        import resource, numpy as np, knapsack_gpu
+        from knapsack_gpu.memory import available_bytes, _status_bytes
+        import torch
+        vm = _status_bytes("VmSize")
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 30), resource.RLIM_INFINITY))
+        assert available_bytes(torch.device("cpu")) <= (1 << 30), available_bytes(torch.device("cpu"))
+        rng = np.random.default_rng(0)
+        w = rng.integers(1, 10**6, 40); v = w + 10**5
+        sol = knapsack_gpu.solve(w, v, int(w.sum()) // 2, device="cpu", strategy="dense")
+        print("ok", sol.stats["memory_limit"] <= (1 << 30), sol.stats["strategy"])
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[:2] == ["ok", "True"]
+
+
+def test_memory_limit_counts_per_item_state():
+    """n = 1e5 items, capacity 1000: per-item host state dominates. The solve holds it against memory_limit, and
+    what it really allocates (tracemalloc sees numpy and Python objects) stays within what it counted."""
+    rng = np.random.default_rng(0)
+    n = 100_000
+    w, v = rng.integers(1, 1000, n), rng.integers(1, 1000, n)
+    with pytest.raises(MemoryError, match="per-item state of 100000 items needs at least"):
+        knapsack_gpu.solve(w, v, 1000, device="cpu", memory_limit=200_000)
+    for capacity, strategy in ((1000, "auto"), (int(w.sum()) // 3, "auto"), (int(w.sum()) // 3, "pruned")):
+        tracemalloc.start()
+        sol = knapsack_gpu.solve(w, v, capacity, device="cpu", strategy=strategy)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        held = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * n
+        assert peak <= held + (1 << 20), (capacity, strategy, peak / n)
+        assert sol.stats["peak_bytes"] <= sol.stats["memory_limit"]
