@@ -48,6 +48,17 @@ class Plan:
         return (self.shard + self.halo) * itemsize + self.chunk * (itemsize + 1) + keep + self.bit_bytes
 
 
+def full_plans(length: int, world: int, m: int, max_weight: int, dtype: torch.dtype) -> list[Plan]:
+    """The bit-table and Hirschberg plans with a halo area for the widest item and full-size chunks."""
+    shard = -(-length // world)
+    need_halo = 0 if world == 1 else min(shard, max_weight)
+    chunk = min(shard, CHUNK)
+    return [
+        Plan("bits", shard, need_halo, chunk, (m + 7) // 8 * shard, False),
+        Plan("hirschberg", shard, need_halo, chunk, 0, True),
+    ]
+
+
 def plan_memory(limit: int, length: int, world: int, m: int, max_weight: int, dtype: torch.dtype) -> Plan:
     """Pick the strategy and buffer sizes for a profile of ``length`` over ``world`` ranks within ``limit`` bytes.
 
@@ -58,14 +69,8 @@ def plan_memory(limit: int, length: int, world: int, m: int, max_weight: int, dt
         MemoryError: not even Hirschberg with minimal buffers fits; the message gives the bytes needed.
     """
     isz = ITEMSIZE[dtype]
-    shard = -(-length // world)
-    need_halo = 0 if world == 1 else min(shard, max_weight)
-    chunk0 = min(shard, CHUNK)
-    bits = (m + 7) // 8 * shard
-    full = [
-        Plan("bits", shard, need_halo, chunk0, bits, False),
-        Plan("hirschberg", shard, need_halo, chunk0, 0, True),
-    ]
+    full = full_plans(length, world, m, max_weight, dtype)
+    shard, need_halo, chunk0 = full[0].shard, full[0].halo, full[0].chunk
     for plan in full:
         if plan.bytes(isz) <= limit:
             return plan
