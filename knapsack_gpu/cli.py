@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from . import __version__
+from .distributed.cli import maybe_solve_distributed
 from .formats import FORMATS, FormatError, read_instance
 
 _UNITS = {
@@ -117,6 +118,8 @@ def _summary(name: str, n: int, capacity: int, sol) -> str:
 
 
 def cmd_solve(args) -> int:
+    if (code := maybe_solve_distributed(args)) is not None:  # torchrun, WORLD_SIZE > 1: sharded over the ranks
+        return code
     inst = read_instance(args.file, args.format)
     sol = _solve(inst.weights, inst.values, inst.capacity, args)
     if args.json:
