@@ -54,15 +54,15 @@ def _worker(rank: int, world: int, port: int, cases: list, out_dir: str, timeout
 
     if die_after is not None and rank == world - 1:
         calls = {"n": 0}
-        exchange = Comm.exchange
+        start = Comm.start
 
-        def dying_exchange(self, sends, recvs):
+        def dying_start(self, sends, recvs):
             calls["n"] += 1
             if calls["n"] > die_after:
                 os._exit(17)  # a rank crashing mid-solve, with no goodbye
-            return exchange(self, sends, recvs)
+            return start(self, sends, recvs)
 
-        Comm.exchange = dying_exchange
+        Comm.start = dying_start
     results = []
     for case in cases:
         w, v = case["weights"], case["values"]
@@ -125,7 +125,7 @@ def _hirschberg_limit(w, v, cap, world: int) -> int | None:
         return None
     args = (red.capacity + 1, world, red.n, int(red.weights.max()), red.dtype)
     isz = 8 if red.dtype in (torch.int64, torch.float64) else 4
-    bits, hirschberg = full_plans(*args)
+    bits, hirschberg = full_plans(*args)[1::2]
     limit = hirschberg.bytes(isz)
     return limit if plan_memory(limit, *args).strategy == "hirschberg" else None
 

@@ -174,7 +174,7 @@ def solve(
         strategy = plan.strategy
         buffers = Buffers(agreed_limit, dev)
         sp = ShardedPass(comm, red.dtype, buffers)
-        sp.allocate(plan.shard, plan.halo, plan.chunk, plan.bit_bytes)
+        sp.allocate(plan.shard, plan.halo, plan.chunk, plan.bit_bytes, plan.send)
         np_dtype = {torch.int32: np.int64, torch.int64: np.int64, torch.float32: np.float32, torch.float64: np.float64}
         dp_values = red.values.astype(np_dtype[red.dtype]).tolist()
         rec = Recovery(sp, red.weights.tolist(), dp_values, red.values, red.capacity, plan, agreed_limit)
@@ -238,6 +238,7 @@ def solve(
         "shard_length": plan.shard if plan else 0,
         "halo_cells": plan.halo if plan else 0,
         "chunk_cells": plan.chunk if plan else 0,
+        "overlap": bool(plan and plan.send),
         "cell_updates": sum(col["cells"]) + sum(col["local_cells"]),
         "halo_recompute_cells": sum(col["halo_recompute"]),
         "serial_items": max(col["serial_items"]),

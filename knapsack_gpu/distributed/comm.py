@@ -86,25 +86,38 @@ class Comm:
             torch.cuda.current_stream(self.device).synchronize()
         self.wait_s += time.perf_counter() - t0
 
-    def exchange(self, sends: Sequence[tuple[int, torch.Tensor]], recvs: Sequence[tuple[int, torch.Tensor]]) -> None:
-        """One batch: send each (peer, tensor) and receive into each (peer, tensor); returns when all completed.
-
-        Peers are ranks of this group; tensors are contiguous 1-D views on this rank's device. No-op when empty.
-        """
+    def start(self, sends: Sequence[tuple[int, torch.Tensor]], recvs: Sequence[tuple[int, torch.Tensor]]):
+        """Post one batch: send each (peer, tensor), receive into each (peer, tensor). Returns a handle for
+        :meth:`finish` (None when there is nothing to do). Peers are ranks of this group; tensors are contiguous 1-D
+        views on this rank's device, not to be touched until finished."""
         if not sends and not recvs:
-            return
+            return None
         ops = [dist.P2POp(dist.isend, t, group=self.group, group_peer=p) for p, t in sends]
         ops += [dist.P2POp(dist.irecv, t, group=self.group, group_peer=p) for p, t in recvs]
-        t0 = self._begin()
         try:
-            for work in dist.batch_isend_irecv(ops):
-                work.wait()
+            works = dist.batch_isend_irecv(ops)
         except Exception as exc:  # gloo raises RuntimeError, NCCL DistBackendError: both mean a peer is gone
             raise self._fail("a point-to-point exchange", exc) from exc
-        self._end(t0)
         self.messages += len(sends)
         self.bytes_sent += sum(t.numel() * t.element_size() for _, t in sends)
         self.bytes_received += sum(t.numel() * t.element_size() for _, t in recvs)
+        return works
+
+    def finish(self, works) -> None:
+        """Block until a batch from :meth:`start` completed; the time blocked counts as waiting."""
+        if not works:
+            return
+        t0 = self._begin()
+        try:
+            for work in works:
+                work.wait()
+        except Exception as exc:
+            raise self._fail("a point-to-point exchange", exc) from exc
+        self._end(t0)
+
+    def exchange(self, sends: Sequence[tuple[int, torch.Tensor]], recvs: Sequence[tuple[int, torch.Tensor]]) -> None:
+        """:meth:`start` then :meth:`finish`: one batch, returning when it completed."""
+        self.finish(self.start(sends, recvs))
 
     def all_reduce(self, t: torch.Tensor, op=dist.ReduceOp.SUM) -> torch.Tensor:
         """In-place all-reduce of ``t`` (counted as sent and received once each)."""

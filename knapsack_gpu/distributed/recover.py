@@ -34,7 +34,15 @@ MIN_CHUNK = 256
 
 @dataclass
 class Plan:
-    """How one rank's memory is spent. ``bit_bytes``: the bit table allocated up front (bits strategy)."""
+    """How one rank's memory is spent, in cells of the DP dtype unless named bytes.
+
+    Attributes:
+        strategy: "bits" (one recording pass) or "hirschberg".
+        shard: the largest shard; halo: the halo area below it; chunk: the candidate chunk.
+        bit_bytes: the bit table allocated up front (bits strategy).
+        keep: a kept half-profile and split()'s temporary (Hirschberg).
+        send: a send buffer as large as the halo area, to overlap an item's exchange with its update (0: none).
+    """
 
     strategy: str
     shard: int
@@ -42,19 +50,25 @@ class Plan:
     chunk: int
     bit_bytes: int
     keep: bool
+    send: int = 0
 
     def bytes(self, itemsize: int) -> int:
         keep = self.shard * itemsize + self.chunk * itemsize if self.keep else 0
-        return (self.shard + self.halo) * itemsize + self.chunk * (itemsize + 1) + keep + self.bit_bytes
+        cells = self.shard + self.halo + self.send
+        return cells * itemsize + self.chunk * (itemsize + 1) + keep + self.bit_bytes
 
 
 def full_plans(length: int, world: int, m: int, max_weight: int, dtype: torch.dtype) -> list[Plan]:
-    """The bit-table and Hirschberg plans with a halo area for the widest item and full-size chunks."""
+    """The bit-table and Hirschberg plans with a halo area for the widest item and full-size chunks, each first with
+    a send buffer (exchange overlapped with the update), then without."""
     shard = -(-length // world)
     need_halo = 0 if world == 1 else min(shard, max_weight)
     chunk = min(shard, CHUNK)
+    bits = (m + 7) // 8 * shard
     return [
-        Plan("bits", shard, need_halo, chunk, (m + 7) // 8 * shard, False),
+        Plan("bits", shard, need_halo, chunk, bits, False, need_halo),
+        Plan("bits", shard, need_halo, chunk, bits, False),
+        Plan("hirschberg", shard, need_halo, chunk, 0, True, need_halo),
         Plan("hirschberg", shard, need_halo, chunk, 0, True),
     ]
 
@@ -74,7 +88,7 @@ def plan_memory(limit: int, length: int, world: int, m: int, max_weight: int, dt
     for plan in full:
         if plan.bytes(isz) <= limit:
             return plan
-    for plan in full:
+    for plan in full[1::2]:
         fixed = Plan(plan.strategy, shard, 0, 0, plan.bit_bytes, plan.keep).bytes(isz)
         per_chunk = isz + 1 + (isz if plan.keep else 0)
         room = limit - fixed

@@ -19,7 +19,9 @@ Memory per rank: its shard (S cells) plus a halo area below it (``halo_cells`` <
 buffer (``chunk`` cells) for the shifted candidate f(c - w) + v: the update runs top-down in chunks, so a chunk never
 reads a cell an earlier chunk wrote. When one item's halo exceeds the halo area (only under a tight memory limit), that
 item runs rank by rank from the top, each rank receiving its reads a chunk at a time from lower ranks that have not yet
-updated: exact, serial for that item, bounded memory.
+updated: exact, serial for that item, bounded memory. With room for a send buffer as large as the halo area, a single
+item's exchange overlaps its update: the sender ships a copy, the receiver first updates the cells that read only its
+own shard (c >= a + w) and waits for the halo after.
 
 Decision bits (optional) stay on their rank: a uint8 (ceil(m / 8), >= S) table in the layout of passes/base.py, bit
 j % 8 of byte [j // 8, c - a] = item j taken at capacity c (strict ">", dp_knapsack's tie rule); cells above the
@@ -154,11 +156,13 @@ class ShardedPass:
         self.hi_eff: list[int] = []
         self.split_reserve = 0  # bytes kept free for split()'s temporary once Hirschberg splits may follow
 
-    def allocate(self, shard: int, halo: int, chunk: int, bit_bytes: int) -> None:
-        """Profile buffer (halo area + shard), chunk buffers, and a decision-bit pool of ``bit_bytes``."""
+    def allocate(self, shard: int, halo: int, chunk: int, bit_bytes: int, send: int = 0) -> None:
+        """Profile buffer (halo area + shard), chunk buffers, a decision-bit pool of ``bit_bytes``, and a send buffer of
+        ``send`` cells (0: no overlap of an item's exchange with its update)."""
         b = self.buffers
         self.halo_cells, self.chunk = halo, max(1, chunk)
         self.ext = b.alloc("ext", halo + shard, self.dtype)
+        self.sendbuf = b.alloc("send", send, self.dtype) if send else None
         self.cand = b.alloc("cand", self.chunk, self.dtype)
         self.dec = b.alloc("dec", self.chunk, torch.uint8)
         self.bit_pool = b.alloc("bits", bit_bytes, torch.uint8) if bit_bytes else None
@@ -274,10 +278,31 @@ class ShardedPass:
                         recvs.append((s, self.ext[off + p0 - r0 : off + p1 - r0]))
                     elif s == me:
                         sends.append((r, self.ext[Hb + p0 - a : Hb + p1 - a]))
-            self.comm.exchange(sends, recvs)
+            sent = sum(t.numel() for _, t in sends)
+            if self.sendbuf is None or sent > self.sendbuf.numel():
+                self.comm.exchange(sends, recvs)
+                if mine is not None:
+                    u0, u1, src0 = mine
+                    self._update(u0 - a + Hb, src0, u1 - u0 + 1, v, plane, j & 7, u0 - a)
+                return
+            # Overlap: what others read leaves from a copy, so this rank may update its cells while it travels; the
+            # cells whose reads are all local (c >= a + w) go first, the ones reading the halo after it arrived.
+            staged, o = [], 0
+            for r, t in sends:
+                buf = self.sendbuf[o : o + t.numel()]
+                buf.copy_(t)
+                staged.append((r, buf))
+                o += t.numel()
+            pending = self.comm.start(staged, recvs)
+            split = None
             if mine is not None:
                 u0, u1, src0 = mine
-                self._update(u0 - a + Hb, src0, u1 - u0 + 1, v, plane, j & 7, u0 - a)
+                split = max(u0, a + w)
+                if split <= u1:
+                    self._update(split - a + Hb, split - w - a + Hb, u1 - split + 1, v, plane, j & 7, split - a)
+            self.comm.finish(pending)
+            if split is not None and u0 < split:
+                self._update(u0 - a + Hb, src0, min(u1, split - 1) - u0 + 1, v, plane, j & 7, u0 - a)
             return
         # The halo does not fit: ranks update one after another from the top, each receiving its remote reads a
         # chunk at a time from lower ranks, which have not updated yet.
