@@ -133,6 +133,42 @@ def plan_steps(job: ShardJob, group_cap: int) -> tuple[list[Step], object]:
     return steps, prefix_v
 
 
+def single_need(bounds: list[int], w: int, lo: int, hi: int) -> list[tuple[int, int, int, int]]:
+    """One item (weight w, update range [lo, hi]): (rank, u0, u1, r1) for every rank that updates cells [u0, u1] of
+    its shard; its reads are [u0 - w, u1 - w], of which [u0 - w, r1] (empty when r1 < u0 - w) lie on lower ranks."""
+    need = []
+    for r in range(len(bounds) - 1):
+        ar, br = bounds[r], bounds[r + 1]
+        u0, u1 = max(ar, lo), min(br - 1, hi)
+        if u0 <= u1:
+            need.append((r, u0, u1, min(u1 - w, ar - 1)))
+    return need
+
+
+def group_starts(bounds: list[int], st: Step) -> dict[int, int]:
+    """A light group: rank -> e for every rank that runs it; the rank receives [e, a) (when e < a) and runs the
+    group's items over [e, b)."""
+    lo_min = min(st.los)
+    starts = {}
+    for r in range(len(bounds) - 1):
+        ar, br = bounds[r], bounds[r + 1]
+        if br > ar and st.hi >= ar and lo_min <= br - 1:
+            starts[r] = max(0, max(ar, st.floor) - st.weight)
+    return starts
+
+
+def group_ranges(job: ShardJob, st: Step, e: int, top: int) -> Iterator[tuple[int, int]]:
+    """(item j, first capacity it updates) for a light group run over [e, top]: item j's reads must already be exact,
+    so beyond the halo's bottom e each item starts w later than the one before (e = 0: from its lo)."""
+    valid = e  # the profile is exact from here up (0: everywhere)
+    for k, j in enumerate(range(st.j0, st.j1)):
+        w, lo = job.weights[j], st.los[k]
+        start = lo if valid == 0 else max(lo, valid + w)
+        valid = 0 if valid == 0 else valid + w
+        if start <= top:
+            yield j, start
+
+
 class ShardedPass:
     """Forward passes over this rank's shard, with halo exchange; buffers allocated once by :meth:`allocate`.
 
@@ -250,18 +286,11 @@ class ShardedPass:
 
     def _single(self, job: ShardJob, st: Step, bounds: list[int], bits) -> None:
         """One item: every rank that updates cells receives the part of its reads lower ranks own."""
-        P, me, Hb = self.comm.world, self.comm.rank, self.halo_cells
+        me, Hb = self.comm.rank, self.halo_cells
         j = st.j0
         w, v, lo, hi = job.weights[j], job.values[j], st.los[0], st.hi
-        need = []
-        widest = 0
-        for r in range(P):
-            ar, br = bounds[r], bounds[r + 1]
-            u0, u1 = max(ar, lo), min(br - 1, hi)
-            if u0 <= u1:
-                r1 = min(u1 - w, ar - 1)
-                need.append((r, u0, u1, r1))
-                widest = max(widest, r1 - (u0 - w) + 1)
+        need = single_need(bounds, w, lo, hi)
+        widest = max((r1 - (u0 - w) + 1 for _, u0, _, r1 in need), default=0)
         plane = None if bits is None else bits[j >> 3]
         a = bounds[me]
         if widest <= Hb:
@@ -329,18 +358,12 @@ class ShardedPass:
 
     def _group(self, job: ShardJob, st: Step, bounds: list[int], bits) -> None:
         """Light items j0..j1-1: one halo of their total weight below each shard, then every item over halo + shard."""
-        P, me, Hb = self.comm.world, self.comm.rank, self.halo_cells
-        H, top_all, lo_min = st.weight, st.hi, min(st.los)
-        starts = {}
+        me, Hb = self.comm.rank, self.halo_cells
+        starts = group_starts(bounds, st)
         sends, recvs = [], []
         a, b = bounds[me], bounds[me + 1]
-        for r in range(P):
-            ar, br = bounds[r], bounds[r + 1]
-            if br <= ar or top_all < ar or lo_min > br - 1:
-                continue
-            e = max(0, max(ar, st.floor) - H)
-            starts[r] = e
-            for s, p0, p1 in pieces(e, ar, bounds):
+        for r, e in starts.items():
+            for s, p0, p1 in pieces(e, bounds[r], bounds):
                 if r == me:
                     recvs.append((s, self.ext[Hb + p0 - a : Hb + p1 - a]))
                 elif s == me:
@@ -348,14 +371,9 @@ class ShardedPass:
         self.comm.exchange(sends, recvs)
         if me not in starts:
             return
-        valid = starts[me]  # f is exact from here up (0: everywhere)
-        top = min(b - 1, top_all)
-        for k, j in enumerate(range(st.j0, st.j1)):
-            w, v, lo = job.weights[j], job.values[j], st.los[k]
-            start = lo if valid == 0 else max(lo, valid + w)
-            valid = 0 if valid == 0 else valid + w
-            if start > top:
-                continue
+        top = min(b - 1, st.hi)
+        for j, start in group_ranges(job, st, starts[me], top):
+            w, v = job.weights[j], job.values[j]
             s0 = max(start, a)
             if s0 <= top:
                 plane = None if bits is None else bits[j >> 3]
