@@ -98,6 +98,65 @@ def run_world(world: int, args: dict, tmp: Path) -> dict:
     return json.loads(out.read_text())
 
 
+def _probe(rank: int, port: int, out: str) -> None:
+    torch.set_num_threads(1)
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    peer = 1 - rank
+    small = torch.zeros(2, dtype=torch.int64)
+    big = torch.zeros(PROBE_BYTES // 4, dtype=torch.int32)
+    times = {}
+    for name, t, reps in (("latency_s", small, 200), ("bandwidth_bytes_per_s", big, 5)):
+        dist.barrier()
+        t0 = time.perf_counter()
+        for _ in range(reps):  # one way and back: rank 0 sends, rank 1 returns it
+            ops = [dist.P2POp(dist.isend if rank == 0 else dist.irecv, t, peer)]
+            for work in dist.batch_isend_irecv(ops):
+                work.wait()
+            ops = [dist.P2POp(dist.irecv if rank == 0 else dist.isend, t, peer)]
+            for work in dist.batch_isend_irecv(ops):
+                work.wait()
+        one_way = (time.perf_counter() - t0) / (2 * reps)
+        times[name] = one_way if name == "latency_s" else t.numel() * t.element_size() / one_way
+    if rank == 0:
+        Path(out).write_text(json.dumps(times))
+    dist.destroy_process_group()
+
+
+PROBE_BYTES = 64 << 20
+
+
+def probe_link(tmp: Path) -> dict:
+    """gloo on localhost between two ranks: one-way latency of a 16-byte message and bandwidth of 64 MiB ones."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp / "probe.json"
+    mp.spawn(_probe, args=(port, str(out)), nprocs=2, join=True)
+    return json.loads(out.read_text())
+
+
+def run_concurrent_singles(args: dict, tmp: Path, copies: int = 2) -> list[float]:
+    """``copies`` independent 1-rank solves at once: how much two busy cores slow each other down (memory bandwidth,
+    shared caches) with no communication at all. Returns each solve's seconds."""
+    ctx = mp.get_context("spawn")
+    procs, outs = [], []
+    for k in range(copies):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        out = tmp / f"concurrent{k}.json"
+        out.unlink(missing_ok=True)
+        procs.append(ctx.Process(target=_rank, args=(0, 1, port, args, str(out))))
+        outs.append(out)
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    return [json.loads(o.read_text())["stats"]["seconds"] for o in outs]
+
+
 def _single(args: dict, out: str) -> None:
     torch.set_num_threads(args["threads"])
     import knapsack_gpu
@@ -151,6 +210,8 @@ def main() -> None:
     w, v, cap = instance(a.n, a.capacity, a.seed)
     print(f"instance: strongly correlated, n={a.n}, capacity={cap}, seed={a.seed}; {a.threads} thread(s) per rank")
 
+    link = probe_link(tmp)
+    print(f"gloo link: {link['latency_s'] * 1e6:.0f} us one way, {link['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
     single = run_single(args, tmp)
     print(f"single-process solver (numpy backend): {single['seconds']:.2f} s, optimum {single['value']}")
     runs = []
@@ -162,6 +223,10 @@ def main() -> None:
                 raise SystemExit(f"world {world}: optimum {res['value']} != single-process {single['value']}")
             runs.append({"world": world, "repeat": rep, "value": res["value"], "stats": st})
             print(f"  run {rep} world {world}: {st['seconds']:.2f} s, waiting {st['comm_wait_seconds']}")
+
+    concurrent = [run_concurrent_singles(args, tmp) for _ in range(a.repeats)] if 1 in worlds else []
+    for k, secs in enumerate(concurrent):
+        print(f"  run {k}: two independent 1-rank solves at once: {secs[0]:.2f} s and {secs[1]:.2f} s")
 
     rows = []
     base = None
@@ -201,6 +266,12 @@ def main() -> None:
         print(f"{r['world']:>5} {r['seconds_median']:>8.2f} {r['speedup']:>8.2f} {r['cells_per_s']:>9.3g} {sent:>16} "
               f"{recv:>16} {wait:>16} {r['peak_bytes'] / 1e6:>12.0f}")  # fmt: skip
     print(f"single-process solver (numpy backend): {single['seconds']:.2f} s")
+    if concurrent:
+        med = statistics.median(x for pair in concurrent for x in pair)
+        one = next(r["seconds_median"] for r in rows if r["world"] == 1)
+        print(f"two independent 1-rank solves at once, no communication: {med:.2f} s each (median), so two ranks "
+              f"sharing this machine's cores can at best reach a speedup of 2 x {one:.2f} / {med:.2f} = "
+              f"{2 * one / med:.2f}")  # fmt: skip
     for m in models:
         meas = next(r for r in rows if r["world"] == m["world"])
         print(
@@ -210,15 +281,12 @@ def main() -> None:
         )
     doc = {
         "machine": machine(a.threads),
-        "instance": {
-            "family": "strongly",
-            "n": a.n,
-            "capacity": int(cap),
-            "seed": a.seed,
-            "R": int(4 * a.capacity / a.n),
-        },
+        "instance": {"family": "strongly", "n": a.n, "capacity": int(cap), "seed": a.seed},
+        "generator": {"n": a.n, "capacity": a.capacity, "seed": a.seed},
         "single_process": {"seconds": single["seconds"], "value": single["value"], "stats": single["stats"]},
         "rows": rows,
+        "concurrent_single_rank_seconds": concurrent,
+        "gloo_link": link,
         "model": models,
         "runs": runs,
     }

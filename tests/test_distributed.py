@@ -308,3 +308,24 @@ def test_torchrun_cli(tmp_path):
     ref = knapsack_gpu.solve(w, v, cap, device="cpu")
     assert got["value"] == ref.value and got["selected"] == ref.selected
     assert got["stats"]["world_size"] == 2 and got["stats"]["backend"] == "gloo"
+
+
+def test_cost_model_counts_what_the_ranks_did(results):
+    """model.pass_cost replays the plan without running it: same cells, same halo bytes (control traffic aside)."""
+    from knapsack_gpu.distributed.model import pass_cost
+    from knapsack_gpu.distributed.shard import ShardJob
+    from knapsack_gpu.problem import make_instance
+    from knapsack_gpu.reduce import reduce
+
+    for world in WORLDS:
+        for cid in ("heavy-items", "light-groups", "uncorrelated", "flop-values"):
+            i = next(k for k, c in enumerate(CASES[world]) if c["id"] == cid)
+            case, st = CASES[world][i], results[world][0][i]["stats"]
+            assert st["strategy"] == "bits" and st["overlap"]
+            red = reduce(make_instance(case["weights"], case["values"], case["capacity"]), None, whole_profile=True)
+            job = ShardJob(red.weights.tolist(), red.values.tolist(), red.capacity + 1, target=red.capacity)
+            cost = pass_cost(job, world, 8 if st["dtype"] in ("int64", "float64") else 4)
+            assert cost.total_cells() == st["cell_updates"]
+            # Control traffic: the agreement all-reduce (3 int64), the backtrack's (item, capacity) from the rank above.
+            control = [24 + (16 if r < world - 1 else 0) for r in range(world)]
+            assert (cost.recv.sum(axis=0) + control).tolist() == st["bytes_received"]
