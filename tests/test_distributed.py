@@ -40,6 +40,7 @@ def _free_port() -> int:
 
 def _worker(rank: int, world: int, port: int, cases: list, out_dir: str, timeout_s: float, die_after: int | None):
     torch.set_num_threads(1)
+    os.environ["KNAPSACK_GPU_DIST_POISON"] = "1"  # fresh buffers hold garbage that cannot go unnoticed
     import torch.distributed as dist
 
     dist.init_process_group(

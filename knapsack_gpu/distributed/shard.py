@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -41,6 +42,9 @@ from .comm import Comm
 
 # Bytes per cell of the profile dtypes (the planner's arithmetic; torch.empty is not needed to know them).
 ITEMSIZE = {torch.int32: 4, torch.int64: 8, torch.float32: 4, torch.float64: 8}
+# Tests set this to fill every fresh buffer with a value that cannot go unnoticed (a huge profile value, NaN, 0xFF
+# bit bytes), so a pass that reads a cell it never wrote returns a wrong optimum instead of passing by luck.
+ENV_POISON = "KNAPSACK_GPU_DIST_POISON"
 # A group of light items carries at most shard / GROUP_DIVISOR of weight: the recomputed halo cells then cost at most
 # 1 / (2 * GROUP_DIVISOR) of the item's work (about 3%).
 GROUP_DIVISOR = 16
@@ -488,6 +492,11 @@ class Buffers:
         numel = max(numel, 1)
         self._grow(numel * ITEMSIZE.get(dtype, 1))
         t = torch.empty(numel, dtype=dtype, device=self.device)
+        if os.environ.get(ENV_POISON) == "1":
+            if dtype.is_floating_point:
+                t.fill_(math.nan)
+            else:
+                t.fill_(255 if dtype == torch.uint8 else torch.iinfo(dtype).max // 4)
         self._live[name] = t
         return t
 
