@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -125,6 +126,10 @@ def _summary(name: str, n: int, capacity: int, sol) -> str:
 
 
 def cmd_solve(args) -> int:
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # under torchrun: sharded over the ranks
+        from .distributed.cli import solve_from_env
+
+        return solve_from_env(args)
     inst = read_instance(args.file, args.format)
     sol = _solve(inst.weights, inst.values, inst.capacity, args)
     if args.json:

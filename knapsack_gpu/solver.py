@@ -208,8 +208,10 @@ def _core_improver(dev, backend, meter: Meter):
         if room < 0 or hi - lo >= m:
             return None
         sub = Instance(w[core], v[core], room, b.integral)
-        limit = max(1, meter.limit - meter.current)
-        sol = _solve(sub, dev, backend, limit, None, None, False, "auto", core=False)
+        try:  # only a better lower bound: where memory is too tight for it, the solve goes on without
+            sol = _solve(sub, dev, backend, max(1, meter.limit - meter.current), None, None, False, "auto", core=False)
+        except MemoryError:
+            return None
         chosen = np.concatenate([order[:lo], core[np.asarray(sol.selected, dtype=np.int64)]])
         return exact_sum(v[order[:lo]]) + sol.value, np.sort(chosen)
 

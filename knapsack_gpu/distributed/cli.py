@@ -1,0 +1,123 @@
+"""``torchrun --nproc-per-node N -m knapsack_gpu solve FILE``: the CLI's solve, sharded over the ranks.
+
+torchrun sets RANK, WORLD_SIZE, LOCAL_RANK and MASTER_ADDR/PORT; ``knapsack_gpu.cli.cmd_solve`` hands over here when
+WORLD_SIZE > 1. Each rank reads the file, initialises the process group (NCCL with GPU LOCAL_RANK when CUDA is there
+and --device is not cpu, else gloo), solves, and rank 0 alone prints. Every rank exits with the same code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+from ..formats import FormatError, read_instance
+from ..memory import format_bytes
+from .api import solve
+from .comm import DistributedError, timeout_from_env
+
+
+def maybe_solve_distributed(args) -> int | None:
+    """The hook in ``cmd_solve``: the exit code of a sharded solve under torchrun (WORLD_SIZE > 1), else None."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return None
+    return solve_from_env(args)
+
+
+def init_from_env(device: str = "auto") -> torch.device:
+    """Initialise the default process group from torchrun's environment (unless already done) and return this
+    rank's device: CUDA LOCAL_RANK with NCCL, or the CPU with gloo.
+
+    Raises:
+        ValueError: --device asks for CUDA where there is none.
+    """
+    wants_cuda = device != "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {device} but CUDA is not available here; use --device cpu (gloo)")
+    if wants_cuda and torch.cuda.is_available():
+        dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(dev)
+        backend = "nccl"
+    else:
+        dev, backend = torch.device("cpu"), "gloo"
+    if not dist.is_initialized():
+        dist.init_process_group(backend, timeout=timeout_from_env(), device_id=dev if dev.type == "cuda" else None)
+    return dev
+
+
+def summary(name: str, n: int, capacity: int, sol) -> str:
+    s = sol.stats
+    rate = s["cell_updates"] / s["seconds"] if s["seconds"] > 0 else float("nan")
+
+    def per_rank(xs, fmt) -> str:
+        return " / ".join(fmt(x) for x in xs)
+
+    return "\n".join(
+        [
+            f"instance   {name}: {n} items, capacity {capacity}",
+            f"optimum    {sol.value}",
+            f"selected   {len(sol.selected)} items, weight {sol.weight} of {capacity}",
+            f"solved in  {s['seconds']:.3f} s on {s['world_size']} {s['device']} ranks ({s['backend']}, "
+            f"{s['strategy']}, {s['dtype']})",
+            f"work       {s['cell_updates']:.3g} cell updates ({rate:.3g}/s), peak {format_bytes(s['peak_bytes'])} "
+            f"per rank, shards of {s['shard_length']} capacities",
+            f"sent       {per_rank(s['bytes_sent'], format_bytes)} (per rank)",
+            f"received   {per_rank(s['bytes_received'], format_bytes)}",
+            f"waiting    {per_rank(s['comm_wait_seconds'], lambda x: f'{x:.3f} s')}",
+            f"reductions {', '.join(s['reductions']) or 'none'}",
+        ]
+    )
+
+
+def solve_from_env(args) -> int:
+    """Run ``knapsack-gpu solve`` (parsed ``args``) as one rank of a torchrun job; rank 0 prints. Returns the exit
+    code, the same on every rank."""
+    created = not dist.is_initialized()
+    dev = init_from_env(args.device)
+    rank = dist.get_rank()
+    code = 0
+    try:
+        if args.backend not in ("auto", "torch"):
+            raise ValueError(f"--backend {args.backend} is single-process only; the sharded solve runs torch ops")
+        inst = read_instance(args.file, args.format)
+        sol = solve(
+            inst.weights,
+            inst.values,
+            inst.capacity,
+            device=dev,
+            memory_limit=args.memory_limit,
+            dtype=getattr(torch, args.dtype) if args.dtype else None,
+        )
+        if rank == 0:
+            if args.json:
+                out = {
+                    "name": inst.name,
+                    "format": inst.format,
+                    "n": int(len(inst.weights)),
+                    "capacity": int(inst.capacity),
+                    "value": sol.value,
+                    "selected": sol.selected,
+                    "weight": sol.weight,
+                    "stats": sol.stats,
+                }
+                print(json.dumps(out), flush=True)
+            else:
+                print(summary(inst.name, len(inst.weights), inst.capacity, sol), flush=True)
+        if args.expect is not None and sol.value != args.expect:
+            if rank == 0:
+                print(f"knapsack-gpu: optimum {sol.value} differs from the expected {args.expect}", file=sys.stderr)
+            code = 1
+    except DistributedError as exc:
+        print(f"knapsack-gpu: rank {rank}: error: {exc}", file=sys.stderr)
+        code = 1
+    except (FormatError, ValueError, TypeError, MemoryError, OSError) as exc:
+        if rank == 0:  # every rank read the same file and planned the same: one message is enough
+            print(f"knapsack-gpu: error: {exc}", file=sys.stderr)
+        code = 1
+    finally:
+        if created:
+            dist.destroy_process_group()
+    return code
