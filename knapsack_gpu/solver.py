@@ -147,8 +147,10 @@ def solve(
 
 
 def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical: bool, strategy: str, core: bool):
+    """solve() after validation. ``core``: this is the whole instance (it may solve a core of itself first); a core
+    holds no per-item state of its own: its caller's hold covers its few items."""
     meter = Meter(default_limit(dev) if limit is None else limit, dev)
-    if dev.type == "cpu":
+    if dev.type == "cpu" and core:
         meter.hold(HOST_BYTES_PER_ITEM * inst.n, f"the per-item state of {inst.n} items")
     improve = _core_improver(dev, backend, meter) if core and strategy != "dense" else None
     red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", improve=improve)
