@@ -28,15 +28,18 @@ from .reduce import Reduced
 STRATEGIES = ("auto", "closed", "states", "pruned", "dense")
 ENV_STRATEGY = "KNAPSACK_GPU_STRATEGY"
 
-# Cost model, in seconds, for choosing between plans (rough CPU figures; only ratios matter): a dense cell update,
-# the per-item overhead of a dense pass, and one state update of the states list.
-CELL_SECONDS = 1e-9
+# Cost model, in seconds, for choosing between plans (one CPU thread; only ratios matter): a dense cell update per
+# byte of its value (the passes are memory-bound: an int64 profile costs twice an int32 one), the per-item overhead
+# of a dense pass, one state update of the states list, and the states list's per-item overhead (a dozen torch ops).
+# Rough figures for one CPU thread (benchmarks/results/SUITE.md has the measured rates): 1-2e9 int32 cells/s, a state
+# update 40-60 ns (numpy ops on the list), some 30 array ops per item of the states list.
+CELL_BYTE_SECONDS = 0.25e-9
 ITEM_SECONDS = 5e-6
-STATE_SECONDS = 40e-9
-STATES_ITEM_SECONDS = 150e-6  # a dozen torch ops per item
+STATE_SECONDS = 60e-9
+STATES_ITEM_SECONDS = 50e-6
 # The states list may spend this share of the dense plan's estimated time before it gives way.
-STATES_BUDGET_SHARE = 0.1
-# A pruned pass must cut at least this share of the dense cells to be preferred (it gives up the complement).
+STATES_BUDGET_SHARE = 0.05
+# A pruned pass must cut at least this share of the dense plan's cost to be preferred.
 PRUNE_MIN_GAIN = 0.1
 
 
@@ -75,6 +78,11 @@ class Dense:
     @property
     def pruned(self) -> bool:
         return self.windows is not None
+
+    @property
+    def seconds(self) -> float:
+        """The cost model's estimate of this plan's forward work."""
+        return self.cells * _size(self.job.dtype) * CELL_BYTE_SECONDS + self.job.m * ITEM_SECONDS
 
 
 def _threshold(red: Reduced) -> tuple[float, float]:
@@ -173,15 +181,11 @@ def choose(red: Reduced, strategy: str, canonical: bool, dense_fits: bool) -> Ch
     if strategy == "pruned":
         return Choice("pruned", plan, None, "forced")
     full = dense(red)
-    if full.cells * (1 - PRUNE_MIN_GAIN) < plan.cells or full.job.cover and full.cells < plan.cells:
-        best = full
-    else:
-        best = plan
+    best = full if full.seconds * (1 - PRUNE_MIN_GAIN) < plan.seconds else plan
     name = "pruned" if best.pruned else "dense"
     if canonical:
         return Choice(name, best, None, f"{best.cells} of {full.cells} cells")
-    seconds = best.cells * CELL_SECONDS + red.n * ITEM_SECONDS
-    spare = STATES_BUDGET_SHARE * seconds - red.n * STATES_ITEM_SECONDS
+    spare = STATES_BUDGET_SHARE * best.seconds - red.n * STATES_ITEM_SECONDS
     if spare <= 0:
         return Choice(name, best, None, f"{best.cells} of {full.cells} cells; too small to try states")
     budget = int(spare / STATE_SECONDS)

@@ -250,19 +250,11 @@ def _run_states(red: Reduced, dev, meter: Meter, stats: dict, budget: int | None
     b = red.bounds
     order = b.order
     st = StatesStats()
-    dtype = red.dtype if red.dtype.is_floating_point else torch.int64  # int64: the bound was checked against it
-    threshold = b.lower
+    # int64 is exact (the dtype chooser checked the optimum fits it); float64 where the caller asked for floats.
+    values = red.values[order].astype(np.float64 if red.dtype.is_floating_point else np.int64)
     try:
         chosen, value = solve_states(
-            red.weights[order],
-            red.values[order],
-            red.capacity,
-            threshold,
-            device=dev,
-            dtype=dtype,
-            meter=meter,
-            max_updates=budget,
-            stats=st,
+            red.weights[order], values, red.capacity, b.lower, device=dev, meter=meter, max_updates=budget, stats=st
         )
     finally:
         stats["peak_states"] = st.peak_states
@@ -270,7 +262,7 @@ def _run_states(red: Reduced, dev, meter: Meter, stats: dict, budget: int | None
     positions = order[chosen].tolist()
     if red.integral and _dp_sum(red, positions) != value:
         raise RuntimeError(f"internal error: recovered states are worth {_dp_sum(red, positions)}, not {value}")
-    stats.update(strategy="states", dtype=str(dtype).replace("torch.", ""))
+    stats.update(strategy="states", dtype=str(values.dtype))
     return positions
 
 

@@ -116,3 +116,26 @@ def test_strategy_is_validated_and_read_from_the_environment(monkeypatch):
 def test_states_cannot_be_canonical():
     with pytest.raises(ValueError, match="canonical"):
         knapsack_gpu.solve([3, 4, 5], [4, 5, 7], 8, device="cpu", strategy="states", canonical=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_states_ops_agree_between_numpy_and_torch(seed):
+    """The states list runs numpy ops on the CPU and torch ops on CUDA: the torch path, run here on CPU tensors,
+    must find the same optimum and a selection worth it."""
+    import torch
+
+    from knapsack_gpu.memory import Meter
+    from knapsack_gpu.states import solve_states
+
+    rng = np.random.default_rng(seed)
+    w = rng.integers(10**6, 10**9, 40)
+    v = (w + rng.integers(0, 10**6, 40)) if seed % 2 else rng.integers(1, 10**9, 40)
+    cap = int(w.sum()) // 3
+    order = np.argsort(-(v / w), kind="stable")
+    best = meet_in_the_middle(w.tolist(), v.tolist(), cap)
+    for use_torch in (False, True):
+        meter = Meter(1 << 30, torch.device("cpu"))
+        chosen, value = solve_states(
+            w[order], v[order], cap, 0, device=torch.device("cpu"), meter=meter, use_torch=use_torch
+        )
+        assert value == best == int(v[order][chosen].sum()) and int(w[order][chosen].sum()) <= cap
