@@ -20,10 +20,9 @@ CPU_SHARE = 0.5
 CUDA_SHARE = 0.8
 
 
-# Large host buffers ask for transparent huge pages (Linux, THP "madvise" mode): on a fresh benchmark VM first-touching
-# 4 GB took 4.6-10 s in 4 KiB page faults and 0.28 s with 2 MiB pages. The VM's state decides, though: after hours of
-# benchmarks a 2.5 GB first touch took 1.1 s in 4 KiB pages and 3-6 s with the advice, and 12 GB cost ~30 s of kernel
-# time either way (the hypervisor backing untouched guest memory). 32 MiB: below that the faults cost little.
+# Large host buffers ask for transparent huge pages (Linux, THP "madvise" mode): first-touching fresh memory in 4 KiB
+# page faults can cost seconds per GB on a VM, and 2 MiB pages often cut that tenfold, though not on every host state
+# (the README's benchmark notes give the measured cases). Below 32 MiB the faults cost little.
 HUGE_PAGE_BYTES = 32 << 20
 _MADV_HUGEPAGE = 14
 

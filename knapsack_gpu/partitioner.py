@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 ENV_GPU_MIN_CELLS = "KNAPSACK_GPU_PARTITIONER_MIN_CELLS"
 # Below this many DP cells (items x quantized budget) the CPU solves a partitioner instance in tens of milliseconds,
 # less than a CUDA launch sequence plus a first Triton compile would cost; above it the GPU is worth it. An estimate
-# from the CPU's measured rate (~1e9 cells/s at C = 1e4 with bits): not yet measured on a device.
+# from the CPU's cell rate (benchmarks/results/SUITE.md); no device has measured the crossover yet.
 GPU_MIN_CELLS = 50_000_000
 
 
@@ -104,11 +104,23 @@ def knapsack(
     return float(sol.value), saved, recomputable
 
 
+def source_files() -> list[Path]:
+    """Every module that decides a plan: the package and the Triton kernels (reached through a link in a checkout,
+    a mapped folder when installed: rglob follows neither, so the kernels' own location is asked for)."""
+    import importlib.util
+
+    roots = [Path(__file__).resolve().parent]
+    kernels = importlib.util.find_spec("knapsack_gpu.kernels")
+    if kernels is not None and kernels.submodule_search_locations:
+        roots += [Path(p).resolve() for p in kernels.submodule_search_locations]
+    return sorted({p for root in roots for p in root.rglob("*.py")})
+
+
 @lru_cache(maxsize=1)
 def _source_hash() -> str:
-    """The solver's code: a change to any module that decides a plan changes the uuid."""
+    """The solver's code: a change to any of :func:`source_files` changes the uuid."""
     h = hashlib.sha256(__version__.encode())
-    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+    for path in source_files():
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 

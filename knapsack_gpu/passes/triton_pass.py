@@ -40,12 +40,12 @@ class TritonPass(ForwardPass):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.k = kernels()
+        self.kern = kernels()
 
     def _scratch_numel(self, length: int) -> int:
-        if length <= self.k.small.MAX_LENGTH:
-            return 2 * self.k.small.block_for(length)
-        return self.k.tile.scratch_numel(length)
+        if length <= self.kern.small.MAX_LENGTH:
+            return 2 * self.kern.small.block_for(length)
+        return self.kern.tile.scratch_numel(length)
 
     def workspace_bytes(self, length: int, record: bool) -> int:
         return (2 * length + self._scratch_numel(length)) * self.itemsize
@@ -63,7 +63,7 @@ class TritonPass(ForwardPass):
         for name in ("row", "row2"):
             self.ws.get(name, length, self.dtype)
         self.ws.get("scratch", self._scratch_numel(length), self.dtype)
-        for name in self.k.common.ITEM_ARRAYS:
+        for name in self.kern.common.ITEM_ARRAYS:
             self.ws.get("items_" + name, max(1, m), self._ITEM_DTYPES.get(name, self.dtype))
         for name in self._PLANE_ARRAYS:
             self.ws.get(name, max(1, (m + 7) // 8), torch.int64)
@@ -95,19 +95,19 @@ class TritonPass(ForwardPass):
         return dev["pdelta"], dev["pbase"], dev["pend"]
 
     def run(self, job: Job, bits: tuple[torch.Tensor, BitLayout] | None) -> torch.Tensor:
-        L, k = job.length, self.k
+        L, kern = job.length, self.kern
         src = self.ws.get("row", L, self.dtype)
         dst = self.ws.get("row2", L, self.dtype)
         scratch = self.ws.get("scratch", self._scratch_numel(L), self.dtype)
         items = self._items(job)
         table, planes = (bits[0], self._planes(bits[1])) if bits is not None else (None, None)
         s = job.schedule
-        if L <= k.small.MAX_LENGTH:
+        if L <= kern.small.MAX_LENGTH:
             if job.cover:
                 self.init_profile(job, src)
             else:
                 src.zero_()  # kernel 3 reads the whole row: f = 0 everywhere before the first item
-            k.small_pass(src, dst, table, planes, scratch, items, job.m, job.cover)
+            kern.small_pass(src, dst, table, planes, scratch, items, job.m, job.cover)
             self.report(s, 0, job.m)
             return dst
         for row in (src, dst):
@@ -115,7 +115,7 @@ class TritonPass(ForwardPass):
         pdelta = planes[0] if planes is not None else None
         filled = 0
         prev_lo, prev_hi = L, -1  # the cells the previous launch changed: none yet, both rows agree
-        for j0, count in k.plan_groups(s.w.tolist(), bits is not None):
+        for j0, count in kern.plan_groups(s.w.tolist(), bits is not None):
             stop = j0 + count
             lo, hi = s.lo[j0:stop], s.hi[j0:stop]
             live = lo <= hi
@@ -130,10 +130,10 @@ class TritonPass(ForwardPass):
                 filled = top
             start, end = min(need_lo, prev_lo), max(need_hi, prev_hi) + 1
             if count == 1:
-                k.item_update(src, dst, table, pdelta, items, j0, start, end, job.cover)
+                kern.item_update(src, dst, table, pdelta, items, j0, start, end, job.cover)
             else:
                 halo = int(s.w[j0:stop].sum())
-                k.tile_update(src, dst, table, pdelta, scratch, items, j0, count, halo, start, end, job.cover)
+                kern.tile_update(src, dst, table, pdelta, scratch, items, j0, count, halo, start, end, job.cover)
             src, dst = dst, src
             prev_lo, prev_hi = need_lo, need_hi
             self.report(s, j0, stop)
