@@ -42,9 +42,11 @@ OURS = [
     "ours-cuda-torch",
 ]
 GROUP_CONTENDERS = {
-    "partitioner": OURS + ["ours-torch-cpu", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "scipy-milp"],
+    "partitioner": OURS
+    + ["ours-dropin", "ours-torch-cpu", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "scipy-milp"],
     "seeds": OURS
-    + ["ours-numpy-lowmem", "ours-numpy-f32", "torch-dp", "torch-sliding-hirschberg", "torch-greedy", "ortools-dc"],
+    + ["ours-dropin", "ours-numpy-lowmem", "ours-numpy-f32"]
+    + ["torch-dp", "torch-sliding-hirschberg", "torch-greedy", "ortools-dc"],
     "public": OURS + ["ortools-dc", "ortools-bb", "scipy-milp", "torch-sliding-hirschberg", "torch-dp", "torch-greedy"],
     "pareto": ["ours-pareto-knee", "torch-dp-knee"],
     # issue 10's benchmark: ours against the best of OR-Tools (branch and bound, DP) and scipy's MILP

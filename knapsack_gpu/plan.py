@@ -40,7 +40,7 @@ STATES_ITEM_SECONDS = 50e-6
 # The states list may spend this share of the dense plan's estimated time before it gives way.
 STATES_BUDGET_SHARE = 0.05
 # A pruned pass must cut at least this share of the dense plan's cost to be preferred.
-PRUNE_MIN_GAIN = 0.1
+PRUNE_MIN_GAIN = 0.0
 
 
 def min_bytes(p: ForwardPass, m: int, length: int) -> int:
