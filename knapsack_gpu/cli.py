@@ -125,6 +125,21 @@ def _summary(name: str, n: int, capacity: int, sol) -> str:
     )
 
 
+def solution_json(inst, sol) -> str:
+    """``solve --json``'s line: the instance's name and size, the answer, and the stats."""
+    out = {
+        "name": inst.name,
+        "format": inst.format,
+        "n": int(len(inst.weights)),
+        "capacity": int(inst.capacity),
+        "value": sol.value,
+        "selected": sol.selected,
+        "weight": sol.weight,
+        "stats": sol.stats,
+    }
+    return json.dumps(out)
+
+
 def cmd_solve(args) -> int:
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # under torchrun: sharded over the ranks
         from .distributed.cli import solve_from_env
@@ -132,20 +147,7 @@ def cmd_solve(args) -> int:
         return solve_from_env(args)
     inst = read_instance(args.file, args.format)
     sol = _solve(inst.weights, inst.values, inst.capacity, args)
-    if args.json:
-        out = {
-            "name": inst.name,
-            "format": inst.format,
-            "n": int(len(inst.weights)),
-            "capacity": int(inst.capacity),
-            "value": sol.value,
-            "selected": sol.selected,
-            "weight": sol.weight,
-            "stats": sol.stats,
-        }
-        print(json.dumps(out))
-    else:
-        print(_summary(inst.name, len(inst.weights), inst.capacity, sol))
+    print(solution_json(inst, sol) if args.json else _summary(inst.name, len(inst.weights), inst.capacity, sol))
     if args.expect is not None and sol.value != args.expect:
         print(f"knapsack-gpu: optimum {sol.value} differs from the expected {args.expect}", file=sys.stderr)
         return 1

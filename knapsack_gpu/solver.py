@@ -53,7 +53,8 @@ class Solution:
     stats: dict = field(default_factory=dict, compare=False)
 
 
-def _check_limit(memory_limit: object) -> int | None:
+def check_limit(memory_limit: object) -> int | None:
+    """memory_limit as an int, or None; TypeError/ValueError naming it otherwise."""
     if memory_limit is None:
         return None
     if isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, np.integer)):
@@ -134,7 +135,7 @@ def solve(
     check_progress(progress)
     inst = make_instance(weights, values, capacity)
     dev = resolve_device(device)
-    limit = _check_limit(memory_limit)
+    limit = check_limit(memory_limit)
     strategy = plan_mod.resolve_strategy(strategy)
     if not isinstance(canonical, bool):
         raise TypeError(f"canonical must be True or False, got {canonical!r}")

@@ -19,7 +19,7 @@ import torch.distributed as dist
 from ..arith import exact_sum
 from ..problem import Instance, make_instance
 from ..reduce import reduce
-from ..solver import Solution, total_value
+from ..solver import Solution, check_limit, total_value
 from .comm import Comm, DistributedError
 from .recover import Recovery, plan_memory
 from .shard import Buffers, ShardedPass
@@ -45,16 +45,6 @@ _FIELDS = (
     "has_dp_value",
     "failed",
 )
-
-
-def _check_limit(memory_limit: object) -> int | None:
-    if memory_limit is None:
-        return None
-    if isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, np.integer)):
-        raise TypeError(f"memory_limit must be an integer number of bytes or None, got {memory_limit!r}")
-    if memory_limit <= 0:
-        raise ValueError(f"memory_limit = {memory_limit}: it must be a positive number of bytes")
-    return int(memory_limit)
 
 
 def _device(comm: Comm, device) -> torch.device:
@@ -134,7 +124,7 @@ def solve(
     dev = _device(comm, device)
     comm.set_device(dev)
     inst = make_instance(weights, values, capacity)
-    limit = _check_limit(memory_limit)
+    limit = check_limit(memory_limit)
     P = comm.world
 
     comm.phase = "agreeing on the problem"

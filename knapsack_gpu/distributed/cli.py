@@ -7,24 +7,17 @@ and --device is not cpu, else gloo), solves, and rank 0 alone prints. Every rank
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import torch
 import torch.distributed as dist
 
+from ..cli import solution_json
 from ..formats import FormatError, read_instance
 from ..memory import format_bytes
 from .api import solve
 from .comm import DistributedError, timeout_from_env
-
-
-def maybe_solve_distributed(args) -> int | None:
-    """The hook in ``cmd_solve``: the exit code of a sharded solve under torchrun (WORLD_SIZE > 1), else None."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
-        return None
-    return solve_from_env(args)
 
 
 def init_from_env(device: str = "auto") -> torch.device:
@@ -92,20 +85,8 @@ def solve_from_env(args) -> int:
             dtype=getattr(torch, args.dtype) if args.dtype else None,
         )
         if rank == 0:
-            if args.json:
-                out = {
-                    "name": inst.name,
-                    "format": inst.format,
-                    "n": int(len(inst.weights)),
-                    "capacity": int(inst.capacity),
-                    "value": sol.value,
-                    "selected": sol.selected,
-                    "weight": sol.weight,
-                    "stats": sol.stats,
-                }
-                print(json.dumps(out), flush=True)
-            else:
-                print(summary(inst.name, len(inst.weights), inst.capacity, sol), flush=True)
+            text = solution_json(inst, sol) if args.json else summary(inst.name, len(inst.weights), inst.capacity, sol)
+            print(text, flush=True)
         if args.expect is not None and sol.value != args.expect:
             if rank == 0:
                 print(f"knapsack-gpu: optimum {sol.value} differs from the expected {args.expect}", file=sys.stderr)

@@ -67,10 +67,6 @@ class Schedule:
     final: object
     cells: int
 
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.lo, self.hi, self.top, self.before))
-
     def lists(self, names: str = "w v lo hi top before") -> Iterator[tuple[int, tuple[list, ...]]]:
         """(first item, per-name Python lists) for consecutive chunks of items."""
         arrays = [getattr(self, name) for name in names.split()]
