@@ -42,7 +42,7 @@ def _torch_solver(name: str):
     return run
 
 
-def _ours(device: str, backend: str, low_memory: bool = False, dtype: str | None = None):
+def _ours(device: str, backend: str, low_memory: bool = False, dtype: str | None = None, strategy: str | None = None):
     def run(w, v, cap):
         import torch
 
@@ -51,7 +51,14 @@ def _ours(device: str, backend: str, low_memory: bool = False, dtype: str | None
         # low_memory: the working set torch's sliding Hirschberg uses (four float32 rows) plus 8 MiB.
         limit = 16 * (cap + 1) + (8 << 20) if low_memory else None
         sol = knapsack_gpu.solve(
-            w, v, cap, device=device, backend=backend, memory_limit=limit, dtype=dtype and getattr(torch, dtype)
+            w,
+            v,
+            cap,
+            device=device,
+            backend=backend,
+            memory_limit=limit,
+            dtype=dtype and getattr(torch, dtype),
+            strategy=strategy,
         )
         run.last_stats = sol.stats
         return sol.value, sol.selected
@@ -166,6 +173,8 @@ CONTENDERS = {
         Contender("ours-numpy-lowmem", _ours("cpu", "numpy", low_memory=True), _always),
         # float32 arithmetic, as torch's solvers use (honoured, possibly inexact): the like-for-like speed
         Contender("ours-numpy-f32", _ours("cpu", "numpy", dtype="float32"), _always),
+        # every cell, no bounds: beside ours-numpy, what the planner's pruning saves, or costs where it keeps most cells
+        Contender("ours-numpy-dense", _ours("cpu", "numpy", strategy="dense"), _always),
         Contender("ours-torch-cpu", _ours("cpu", "torch"), _always),
         Contender("ours-cuda-torch", _ours("cuda", "torch"), _cuda),
         Contender("ours-cuda-triton", _ours("cuda", "triton"), _cuda_triton),

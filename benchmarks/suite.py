@@ -31,7 +31,15 @@ from contenders import CONTENDERS  # noqa: E402
 from workloads import INSTANCES_VAR, instances, kplib10k, pareto_scale, partitioner_scale, public, seeds_scale  # noqa: E402
 
 RESULTS = HERE / "results"
-EXACT = {"ours-numpy", "ours-numpy-lowmem", "ours-torch-cpu", "ours-cuda-torch", "ours-cuda-triton", "ortools-dc"}
+EXACT = {
+    "ours-numpy",
+    "ours-numpy-dense",
+    "ours-numpy-lowmem",
+    "ours-torch-cpu",
+    "ours-cuda-torch",
+    "ours-cuda-triton",
+    "ortools-dc",
+}
 EXACT |= {"ortools-bb"}  # its answers count only when it proved them optimal (else: timeout)
 # Skipped beyond --cell-budget: their time and memory grow with n*C whatever the instance. Ours is not: its solver
 # prunes cells and chooses a plan per instance (issue 10), so --timeout bounds it instead.
