@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .arith import exact_sum
 from .bounds import FLOAT_SLACK
 from .memory import Meter, format_bytes
 
@@ -162,7 +163,10 @@ def solve_states(
     codes: list = []
     code_bytes = 0
     best = float(threshold)
-    slack = FLOAT_SLACK * max(1.0, abs(best)) if vdtype.kind == "f" else 0.0
+    # The fathoming test adds in float64: exact for whole numbers below 2**53, beyond that (or for float values) it
+    # needs a margin relative to the values' size, or rounding drops the very state that reaches the threshold.
+    inexact = vdtype.kind == "f" or max(abs(best), float(exact_sum(values))) >= 2.0**53
+    slack = FLOAT_SLACK * max(1.0, abs(best)) if inexact else 0.0
     w_list, v_list = weights.tolist(), values.tolist()
     for j in range(m):
         w, v = w_list[j], v_list[j]
@@ -208,6 +212,8 @@ def solve_states(
         W, V, code = mW[idx], mV[idx], mC[idx]
         codes.append(code)
         code_bytes += ops.nbytes(code)
+        if W.shape[0] == 0:  # the threshold is reachable, so some state always survives
+            raise RuntimeError(f"internal error: the states list lost every state at item {j} of {m}")
         stats.peak_states = max(stats.peak_states, int(W.shape[0]))
         best = max(best, float(ops.item(V, -1)))
     meter.note_peak(code_bytes)

@@ -40,7 +40,7 @@ def check(weights, values, capacity, **kwargs):
     assert sol.weight == sum(weights[i] for i in sol.selected) <= capacity
 
 
-FAST = settings(max_examples=600, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=1500, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FAST
@@ -59,7 +59,7 @@ def test_dense_with_big_values(items, capacity, backend, canonical):
 
 
 @pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
-@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances, st.integers(0, 60), st.sampled_from(["pruned", "dense"]))
 def test_triton_interpreter(items, capacity, strategy):
     weights, values = items
