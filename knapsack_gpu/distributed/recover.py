@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .. import recover
 from ..memory import format_bytes
 from ..solver import HOST_BYTES_PER_ITEM
 from .shard import ITEMSIZE, ShardedPass, ShardJob
@@ -111,12 +112,9 @@ def plan_memory(limit: int, length: int, world: int, m: int, max_weight: int, dt
 
 
 @dataclass
-class RecoveryStats:
-    strategy: str = "bits"
-    passes: int = 0
-    item_passes: int = 0
-    leaves: int = 0
-    depth: int = 0
+class RecoveryStats(recover.RecoveryStats):
+    """The single-process recovery's counters, plus the splits and the sub-problems a rank solved alone."""
+
     splits: int = 0
     local_subproblems: int = 0  # solved on this rank
     local_cells: int = 0
