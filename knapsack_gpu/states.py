@@ -27,6 +27,7 @@ import torch
 from .arith import exact_sum
 from .bounds import FLOAT_SLACK
 from .memory import Meter, format_bytes
+from .problem import MAX_EXACT_FLOAT_INT
 
 
 class StatesOverflow(Exception):
@@ -165,7 +166,7 @@ def solve_states(
     best = float(threshold)
     # The fathoming test adds in float64: exact for whole numbers below 2**53, beyond that (or for float values) it
     # needs a margin relative to the values' size, or rounding drops the very state that reaches the threshold.
-    inexact = vdtype.kind == "f" or max(abs(best), float(exact_sum(values))) >= 2.0**53
+    inexact = vdtype.kind == "f" or max(abs(best), exact_sum(values)) >= MAX_EXACT_FLOAT_INT
     slack = FLOAT_SLACK * max(1.0, abs(best)) if inexact else 0.0
     w_list, v_list = weights.tolist(), values.tolist()
     for j in range(m):
