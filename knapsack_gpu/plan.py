@@ -2,9 +2,10 @@
 
 Strategies (``stats["plan"]``), cheapest first where they apply:
 - ``closed``: the lower bound meets the upper bound; the incumbent is optimal, no DP at all.
-- ``states``: a sparse list of undominated (weight, value) states (:mod:`knapsack_gpu.states`). Its size is not
-  known up front: it runs under a work budget (a share of the dense plan's estimated time) and a memory budget and
-  gives way to the dense plan when it outgrows either; where no dense row fits at all it is the only plan.
+- ``states``: the expanding core (:mod:`knapsack_gpu.states`), run by the solver before any of the plans below.
+  Its size is not known up front: it runs under a work budget (first a share of a full dense pass's estimated
+  time, then a share of the chosen dense plan's) and the memory limit, and gives way to that dense plan with its
+  incumbent when it outgrows either; where no dense row fits at all it is the only plan.
 - ``pruned``: the dense DP in efficiency order over the capacity windows the bounds leave (items in input order for
   ``canonical``), recovered by a ragged bit table when it fits, else Hirschberg splits (:mod:`knapsack_gpu.recover`).
 - ``dense``: every cell, optionally over the complement (what to leave out) when that profile is shorter.
@@ -35,9 +36,13 @@ ENV_STRATEGY = "KNAPSACK_GPU_STRATEGY"
 # update 40-60 ns (numpy ops on the list), some 30 array ops per item of the states list.
 CELL_BYTE_SECONDS = 0.25e-9
 ITEM_SECONDS = 5e-6
-STATE_SECONDS = 60e-9
-STATES_ITEM_SECONDS = 50e-6
-# The states list may spend this share of the dense plan's estimated time before it gives way.
+# One state update of the states engine (a candidate state through merge, dominance and fathoming): 20-30 ns
+# measured on one CPU thread at 1e5-1e6 states (numpy ops on the list).
+STATE_SECONDS = 25e-9
+# Before the dense plan is known the states engine may spend this share of a full dense pass's estimated time
+# (at least STATES_MIN_UPDATES); then up to STATES_BUDGET_SHARE of the chosen dense plan's.
+STATES_FIRST_SHARE = 0.01
+STATES_MIN_UPDATES = 200_000
 STATES_BUDGET_SHARE = 0.05
 # A pruned pass must cut at least this share of the dense plan's cost to be preferred.
 PRUNE_MIN_GAIN = 0.0
@@ -147,46 +152,51 @@ def _size(dtype) -> int:
     return np.dtype(numpy_dtype(dtype)).itemsize
 
 
+def states_first_budget(items: np.ndarray, capacity: int, value_bound: int | float) -> int | None:
+    """State updates the states engine may spend before the dense plans are looked at: a share of a full dense
+    pass's estimated time over the items it searches; None (no limit but memory) where no dense row could exist."""
+    itemsize = 4 if value_bound < 2**31 else 8
+    if (capacity + 1) * itemsize > 2**40:  # a terabyte row: no device holds it, the states engine is the plan
+        return None
+    seconds = items.size * (capacity + 1) * itemsize * CELL_BYTE_SECONDS
+    return max(STATES_MIN_UPDATES, int(STATES_FIRST_SHARE * seconds / STATE_SECONDS))
+
+
+def states_budget(plan: Dense) -> int:
+    """State updates the states engine may reach in all before it gives way to ``plan``."""
+    return max(STATES_MIN_UPDATES, int(STATES_BUDGET_SHARE * plan.seconds / STATE_SECONDS))
+
+
 @dataclass
 class Choice:
-    """The plan for one reduced instance: what runs first, and the dense plan it falls back to (or None)."""
+    """The plan for one reduced instance: closed (no DP), or a dense plan."""
 
     strategy: str
     dense: Dense | None
-    states_budget: int | None  # state updates the states list may spend (None: unlimited)
     reason: str
 
 
-def choose(red: Reduced, strategy: str, canonical: bool, dense_fits: bool) -> Choice:
+def choose(red: Reduced, strategy: str, canonical: bool) -> Choice:
     """Pick a plan.
 
     Args:
         red: the reduced instance (with bounds unless the caller turned them off).
-        strategy: "auto" or a forced strategy.
+        strategy: "auto" or a forced strategy ("states" has run before: its fallback is chosen as for "auto").
         canonical: dp_knapsack's selection is wanted: dense plans in input order only.
-        dense_fits: whether a dense plan's minimum working set fits the memory limit.
     """
     b = red.bounds
-    if strategy == "closed" or (strategy == "auto" and b is not None and b.closed and not canonical):
-        if b is None or not b.closed:
+    known = b is not None and b.incumbent is not None  # the incumbent's items are known (not only its value)
+    if strategy == "closed" or (
+        strategy in ("auto", "states") and b is not None and b.closed and known and not canonical
+    ):
+        if b is None or not b.closed or not known:
             raise ValueError("strategy='closed' needs bounds that meet: this instance's do not")
-        return Choice("closed", None, None, f"lower bound {b.lower} meets upper bound {b.upper}")
-    if strategy == "states":
-        return Choice("states", None, None, "forced")
+        return Choice("closed", None, f"lower bound {b.lower} meets upper bound {b.upper}")
     if strategy == "dense" or b is None:
-        return Choice("dense", dense(red), None, "forced" if strategy == "dense" else "no bounds")
-    if strategy == "auto" and not dense_fits and not canonical:
-        return Choice("states", None, None, "no dense row fits the memory limit")
+        return Choice("dense", dense(red), "forced" if strategy == "dense" else "no bounds")
     plan = pruned(red, canonical)
     if strategy == "pruned":
-        return Choice("pruned", plan, None, "forced")
+        return Choice("pruned", plan, "forced")
     full = dense(red)
     best = full if full.seconds * (1 - PRUNE_MIN_GAIN) < plan.seconds else plan
-    name = "pruned" if best.pruned else "dense"
-    if canonical:
-        return Choice(name, best, None, f"{best.cells} of {full.cells} cells")
-    spare = STATES_BUDGET_SHARE * best.seconds - red.n * STATES_ITEM_SECONDS
-    if spare <= 0:
-        return Choice(name, best, None, f"{best.cells} of {full.cells} cells; too small to try states")
-    budget = int(spare / STATE_SECONDS)
-    return Choice("states", best, budget, f"states first (budget {budget} updates), then {name}")
+    return Choice("pruned" if best.pruned else "dense", best, f"{best.cells} of {full.cells} cells")

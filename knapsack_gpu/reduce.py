@@ -16,7 +16,6 @@ The complement (choose what to leave out) is a choice of the plan, not a reducti
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -177,7 +176,7 @@ def reduce(
     whole_profile: bool = False,
     canonical: bool = False,
     fixing: bool = True,
-    improve: Callable[[np.ndarray, np.ndarray, int, Bounds], tuple | None] | None = None,
+    incumbent: tuple | None = None,
 ) -> Reduced:
     """Apply the exact reductions.
 
@@ -188,8 +187,10 @@ def reduce(
             heavy, zero-weight and gcd reductions.
         canonical: keep dp_knapsack's selection: no bundling (it would pick other copies of identical items).
         fixing: compute bounds and fix variables (off: the DP sees every item, for tests and comparisons).
-        improve: ``(weights, values, capacity, bounds) -> (value, positions) or None``: a better selection than the
-            bounds' greedy one, found before fixing (the solver solves a core of items around the break item).
+        incumbent: ``(value, original indices or None)``: a selection found before (the states engine's), worth
+            ``value`` over the items a DP needs (zero-weight items aside); when it beats the greedy one it is the lower
+            bound that fixes items and prunes cells. Its indices may be unknown (None): then the bounds cannot close
+            the instance and a dense plan finds the optimum.
 
     Returns:
         A :class:`Reduced` problem; ``n == 0`` means the answer is ``forced``.
@@ -198,6 +199,7 @@ def reduce(
         ValueError: from :func:`choose_dtype` (the optimum may pass int64).
     """
     w, v, cap = inst.weights, inst.values, inst.capacity
+    given, incumbent = incumbent, None
     applied: list[str] = []
     positive = v > 0
     fitting = w <= cap
@@ -209,7 +211,7 @@ def reduce(
     items = np.flatnonzero(positive & fitting & (w > 0))
     wk, vk, groups = w[items], v[items], Groups.single(items)
     fixed = {"in": 0, "out": 0}
-    incumbent = None  # (value of the DP part, original indices of the whole selection)
+    # incumbent: (value of the DP part, original indices of the whole selection, or None where only the value is known)
 
     def take_all():
         nonlocal wk, vk, groups
@@ -228,12 +230,12 @@ def reduce(
                 take_all()
         if fixing and wk.size:
             b = bounds_mod.compute(wk, vk, cap, inst.integral)
-            if improve is not None and not b.closed:
-                better = improve(wk, vk, cap, b)
-                if better is not None and better[0] > b.lower:
-                    b = b.with_lower(better[0], better[1], None)
-                    applied.append("core")
-            incumbent = (b.lower, np.union1d(forced, groups.originals(b.lower_items)))
+            if given is not None and given[0] > b.lower:
+                b = b.with_lower(given[0], None, given[1])
+                applied.append("states")
+                incumbent = (b.lower, given[1])
+            else:
+                incumbent = (b.lower, np.union1d(forced, groups.originals(b.lower_items)))
             fin, fout = _fix(b)
             if fin.size or fout.size:
                 applied.append("fixing")

@@ -21,7 +21,7 @@ from .problem import Instance, make_instance
 from .progress import Progress, check_progress
 from .recover import Recovery
 from .reduce import Reduced, reduce
-from .states import StatesOverflow, StatesStats, solve_states
+from .states import Search, StatesOverflow, StatesStats, make_ops
 
 # Host bytes per input item the solve may hold beyond its inputs: validated copies (16), reduction masks and index
 # arrays (~40), bounds (order, reduced costs, prefix sums: ~48), a dense job's schedule (lo, hi, top, before: 32)
@@ -114,14 +114,16 @@ def solve(
         device: "auto" (CUDA if available, else CPU), "cpu", "cuda", "cuda:N" or a torch.device.
         backend: "auto", "numpy" (CPU), "torch" (any device) or "triton" (CUDA); see :mod:`knapsack_gpu.backends`.
         memory_limit: bytes of working memory allowed on the device; None: a safe share of what is free there.
-        dtype: DP arithmetic. None picks an exact one (int32/int64 for whole-number values, float64 otherwise);
-            an explicit torch.float32 is honoured but may round.
+        dtype: dense DP arithmetic. None picks an exact one (int32/int64 for whole-number values, float64
+            otherwise) and lets the states engine (exact int64 or Python integers, float64) try first; an explicit
+            dtype asks for a dense plan in it (torch.float32 is honoured but may round).
         progress: a :class:`knapsack_gpu.progress.Progress` told the planned item passes, then of each one.
         canonical: return the selection torch's ``dp_knapsack`` returns (among optimal sets, the one that avoids
             later items first): items run in input order, without bundling, and the plan is a dense one with a bit
             table where it fits. The default returns an optimal set, whichever the fastest plan finds.
-        strategy: force a plan: "closed", "states", "pruned", "dense" (or the environment variable
-            KNAPSACK_GPU_STRATEGY); None or "auto" lets :mod:`knapsack_gpu.plan` choose.
+        strategy: force a plan: "closed", "states" (the expanding core alone), "pruned", "dense" (or the
+            environment variable KNAPSACK_GPU_STRATEGY); None or "auto": the states engine first, under a work
+            budget, then the plan :mod:`knapsack_gpu.plan` chooses.
 
     Returns:
         A :class:`Solution`; ``stats["peak_bytes"] <= memory_limit``.
@@ -142,32 +144,27 @@ def solve(
     if canonical and strategy in ("states", "closed"):
         raise ValueError(f"strategy={strategy!r} cannot promise dp_knapsack's selection; use canonical=False")
     resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
-    sol = _solve(inst, dev, backend, limit, dtype, progress, canonical, strategy, core=True)
+    sol = _solve(inst, dev, backend, limit, dtype, progress, canonical, strategy)
     sol.stats["seconds"] = time.perf_counter() - t0
     return sol
 
 
-def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical: bool, strategy: str, core: bool):
-    """solve() after validation. ``core``: this is the whole instance (it may solve a core of itself first); a core
-    holds no per-item state of its own: its caller's hold covers its few items."""
+def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical: bool, strategy: str) -> Solution:
+    """solve() after validation: the states engine first (it finishes most instances), then the dense plans."""
     meter = Meter(default_limit(dev) if limit is None else limit, dev)
-    if dev.type == "cpu" and core:
+    if dev.type == "cpu":
         meter.hold(HOST_BYTES_PER_ITEM * inst.n, f"the per-item state of {inst.n} items")
-    improve = _core_improver(dev, backend, meter) if core and strategy != "dense" else None
-    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", improve=improve)
-    name = resolve_backend(backend, dev, red.dtype)
-    b = red.bounds
     stats = {
         "strategy": "reduced",
         "device": str(dev),
-        "backend": name,
-        "dtype": str(red.dtype).replace("torch.", ""),
-        "reductions": list(red.applied),
-        "fixed": dict(red.fixed),
-        "lower_bound": None if b is None else b.lower,
-        "upper_bound": None if b is None else b.upper,
-        "items": red.n,
-        "profile_length": red.capacity + 1 if red.n else 0,
+        "backend": None,
+        "dtype": None,
+        "reductions": [],
+        "fixed": {"in": 0, "out": 0},
+        "lower_bound": None,
+        "upper_bound": None,
+        "items": 0,
+        "profile_length": 0,
         "cell_updates": 0,
         "full_cells": inst.n * (inst.capacity + 1),
         "peak_states": None,
@@ -178,9 +175,48 @@ def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical:
         "peak_bytes": 0,
         "memory_limit": meter.limit,
     }
+    run = None
+    if not canonical and strategy in ("auto", "states") and dtype is None:
+        run = _StatesRun(inst, dev, resolve_backend(backend, dev, torch.int64), meter, stats)
+        budget = None if strategy == "states" else plan_mod.states_first_budget(run.items, inst.capacity, run.bound)
+        if run.run(budget):
+            return _finish(inst, run.selection(), stats, meter)
+    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
+    name = resolve_backend(backend, dev, red.dtype)
+    _reduced_stats(stats, red, name)
     selected = red.forced
     if red.n:
-        selected = _run(red, dev, name, limit, meter, stats, progress, strategy, canonical)
+        p = make_pass(name, dev, red.dtype, Workspace(meter), progress)
+        dense_need = plan_mod.min_bytes(p, red.n, red.capacity + 1)
+        if run is not None and (strategy == "states" or dense_need > meter.limit - meter.current):
+            raise MemoryError(
+                f"{run.overflow or 'the states engine stopped'}; a dense plan would need at least {dense_need} bytes "
+                f"({format_bytes(dense_need)}) (profile length {red.capacity + 1}); memory_limit is {meter.limit} "
+                f"({format_bytes(meter.limit)})"
+            )
+        choice = plan_mod.choose(red, strategy, canonical)
+        if run is not None and run.overflow is None and choice.dense is not None:
+            # The states engine may go on up to a share of the dense plan's estimated time; what it finds by then
+            # (a better incumbent, more items fixed) starts the dense plan.
+            spent = run.stats.state_updates
+            if run.run(plan_mod.states_budget(choice.dense)):
+                return _finish(inst, run.selection(), stats, meter)
+            if run.stats.state_updates > spent:
+                red = reduce(inst, dtype, canonical=canonical, fixing=True, incumbent=run.incumbent())
+                _reduced_stats(stats, red, name)
+                choice = plan_mod.choose(red, strategy, canonical)
+        stats["plan_reason"] = choice.reason
+        if run is not None:
+            stats["plan_reason"] = f"states gave way after {run.stats.state_updates} updates; " + choice.reason
+        if choice.strategy == "closed":
+            stats["strategy"] = "closed"
+            selected = red.bounds.incumbent
+        elif red.n:
+            selected = red.selection(_run_dense(choice.dense, red, dev, name, limit, meter, stats, progress))
+    return _finish(inst, selected, stats, meter)
+
+
+def _finish(inst: Instance, selected: np.ndarray, stats: dict, meter: Meter) -> Solution:
     weight = exact_sum(inst.weights[selected])
     if weight > inst.capacity:
         raise RuntimeError(f"internal error: selection weighs {weight} > capacity {inst.capacity}")
@@ -188,83 +224,77 @@ def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical:
     return Solution(value=total_value(inst, selected), selected=selected.tolist(), weight=weight, stats=stats)
 
 
-# The core: this many items on each side of the break item are solved exactly, the ones before taken, the ones after
-# left out; its optimum is a selection of the whole instance, usually the optimum or close to it. It may cost at most
-# CORE_SHARE of the instance's n * C cells (an upper bound on its own work, which bounds cut further).
-CORE_ITEMS = 48
-CORE_SHARE = 0.01
-
-
-def _core_improver(dev, backend, meter: Meter):
-    def improve(w: np.ndarray, v: np.ndarray, capacity: int, b) -> tuple | None:
-        order, brk, m = b.order, b.brk, w.size
-        k = min(CORE_ITEMS, m // 2)
-        while k >= 4:
-            lo, hi = max(0, brk - k), min(m, brk + k)
-            room = capacity - exact_sum(w[order[:lo]])
-            if (hi - lo) * (room + 1) <= CORE_SHARE * m * (capacity + 1):
-                break
-            k //= 2
-        else:
-            return None
-        core = order[lo:hi]
-        if room < 0 or hi - lo >= m:
-            return None
-        sub = Instance(w[core], v[core], room, b.integral)
-        try:  # only a better lower bound: where memory is too tight for it, the solve goes on without
-            sol = _solve(sub, dev, backend, max(1, meter.limit - meter.current), None, None, False, "auto", core=False)
-        except MemoryError:
-            return None
-        chosen = np.concatenate([order[:lo], core[np.asarray(sol.selected, dtype=np.int64)]])
-        return exact_sum(v[order[:lo]]) + sol.value, np.sort(chosen)
-
-    return improve
-
-
-def _run(red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress, strategy, canonical) -> np.ndarray:
-    """Plan and solve the reduced instance; returns the original indices selected."""
-    p = make_pass(name, dev, red.dtype, Workspace(meter), progress)
-    dense_need = plan_mod.min_bytes(p, red.n, red.capacity + 1)
-    room = meter.limit - meter.current
-    choice = plan_mod.choose(red, strategy, canonical, dense_fits=dense_need <= room)
-    stats["plan_reason"] = choice.reason
-    if choice.strategy == "closed":
-        stats["strategy"] = "closed"
-        return red.bounds.incumbent
-    if choice.strategy == "states":
-        try:
-            positions = _run_states(red, dev, meter, stats, choice.states_budget)
-            return red.selection(positions)
-        except StatesOverflow as exc:
-            if choice.dense is None:
-                raise MemoryError(
-                    f"{exc}; a dense plan would need at least {dense_need} bytes ({format_bytes(dense_need)}) "
-                    f"(profile length {red.capacity + 1}); memory_limit is {meter.limit} ({format_bytes(meter.limit)})"
-                ) from None
-            stats["plan_reason"] += f"; states gave way after {exc.states} states: {exc}"
-    dense = choice.dense
-    positions = _run_dense(dense, red, dev, name, limit, meter, stats, progress)
-    return red.selection(positions)
-
-
-def _run_states(red: Reduced, dev, meter: Meter, stats: dict, budget: int | None) -> list[int]:
+def _reduced_stats(stats: dict, red: Reduced, backend: str) -> None:
     b = red.bounds
-    order = b.order
-    st = StatesStats()
-    # int64 is exact (the dtype chooser checked the optimum fits it); float64 where the caller asked for floats.
-    values = red.values[order].astype(np.float64 if red.dtype.is_floating_point else np.int64)
-    try:
-        chosen, value = solve_states(
-            red.weights[order], values, red.capacity, b.lower, device=dev, meter=meter, max_updates=budget, stats=st
+    stats.update(
+        backend=backend,
+        dtype=str(red.dtype).replace("torch.", ""),
+        reductions=list(red.applied),
+        fixed=dict(red.fixed),
+        lower_bound=None if b is None else b.lower,
+        upper_bound=None if b is None else b.upper,
+        items=red.n,
+        profile_length=red.capacity + 1 if red.n else 0,
+    )
+
+
+class _StatesRun:
+    """The states engine over the items a DP needs (value > 0, 0 < weight <= capacity): zero-weight items are
+    taken, and when everything fits no search is needed at all."""
+
+    def __init__(self, inst: Instance, dev, backend: str, meter: Meter, stats: dict):
+        w, v, cap = inst.weights, inst.values, inst.capacity
+        positive = v > 0
+        self.free = np.flatnonzero(positive & (w == 0))
+        self.items = np.flatnonzero(positive & (w > 0) & (w <= cap))
+        hits = (("zero-value", not positive.all()), ("heavy", bool((w > cap).any())), ("zero-weight", self.free.size))
+        self.applied = [name for name, hit in hits if hit]
+        self.values = v[self.items]
+        self.bound = exact_sum(self.values)  # every state's value is at most this
+        self.stats = StatesStats()
+        self.overflow: StatesOverflow | None = None
+        self.out = stats
+        self.backend = backend
+        self.search = Search(self.values, w[self.items], cap, ops=make_ops(dev, backend), meter=meter, stats=self.stats)
+
+    def run(self, budget: int | None) -> bool:
+        """Search on up to ``budget`` state updates; True when the optimum is known. A memory overflow ends it."""
+        if self.overflow is not None:
+            return False
+        try:
+            done = self.search.run(budget)
+        except StatesOverflow as exc:
+            self.overflow, done = exc, False
+        st = self.stats
+        self.out.update(
+            strategy="states",
+            backend=self.backend,
+            dtype="int64" if self.values.dtype.kind != "f" else "float64",
+            reductions=list(self.applied),
+            fixed={"in": st.fixed_in, "out": st.fixed_out},
+            core=st.core,
+            peak_states=st.peak_states,
+            state_updates=st.state_updates,
+            bundled=st.bundled,
+            extras=list(st.extras),
+            resolves=st.resolves,
+            items=int(self.items.size),
         )
-    finally:
-        stats["peak_states"] = st.peak_states
-        stats["state_updates"] = st.state_updates
-    positions = order[chosen].tolist()
-    if red.integral and _dp_sum(red, positions) != value:
-        raise RuntimeError(f"internal error: recovered states are worth {_dp_sum(red, positions)}, not {value}")
-    stats.update(strategy="states", dtype=str(values.dtype))
-    return positions
+        if done and self.search.engine is not None:
+            eng = self.search.engine
+            self.out.update(lower_bound=self.search.value, upper_bound=eng.ub if eng.z < eng.ub else eng.z)
+        return done
+
+    def selection(self) -> np.ndarray:
+        _, chosen = self.search.result()
+        return np.union1d(self.free, self.items[chosen]).astype(np.int64)
+
+    def incumbent(self) -> tuple | None:
+        """(value of the DP items, the whole selection's original indices or None) for the dense plan."""
+        value, chosen = self.search.incumbent()
+        if chosen is None:
+            return value, None
+        return value, np.union1d(self.free, self.items[chosen]).astype(np.int64)
 
 
 def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress) -> list[int]:

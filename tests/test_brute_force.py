@@ -68,6 +68,9 @@ def test_result_types_follow_the_values(target):
     ints = knapsack_gpu.solve([1, 2], [3, 4], 2, device=device, backend=backend)
     assert isinstance(ints.value, int) and ints.value == 4
     whole_floats = knapsack_gpu.solve([1, 2], [3.0, 4.0], 2, device=device, backend=backend)
-    assert isinstance(whole_floats.value, int) and whole_floats.stats["dtype"] == "int32"
-    floats = knapsack_gpu.solve([1, 2], [3.5, 4.25], 3, device=device, backend=backend)
-    assert isinstance(floats.value, float) and floats.value == 7.75 and floats.stats["dtype"] == "float64"
+    assert isinstance(whole_floats.value, int) and whole_floats.stats["dtype"] == "int64"  # the states engine
+    dense = knapsack_gpu.solve([1, 2], [3.0, 4.0], 2, device=device, backend=backend, strategy="dense")
+    assert isinstance(dense.value, int) and dense.stats["dtype"] == "int32"  # the narrowest exact DP dtype
+    for strategy in ("auto", "dense"):
+        floats = knapsack_gpu.solve([1, 2], [3.5, 4.25], 3, device=device, backend=backend, strategy=strategy)
+        assert isinstance(floats.value, float) and floats.value == 7.75 and floats.stats["dtype"] == "float64"

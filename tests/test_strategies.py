@@ -40,8 +40,8 @@ def test_every_plan_against_the_textbook_dp(family, strategy):
 
 
 def test_closed_plan_returns_the_incumbent_only_when_bounds_meet():
-    sol = knapsack_gpu.solve([2, 3, 4], [4, 6, 8], 5, device="cpu")  # every efficiency is 2: greedy is optimal
-    assert sol.stats["strategy"] in ("closed", "reduced") and sol.value == 10
+    sol = knapsack_gpu.solve([2, 3, 4], [4, 6, 8], 5, device="cpu", strategy="closed")  # greedy is optimal
+    assert sol.stats["strategy"] == "closed" and sol.value == 10 and sol.weight == 5
     with pytest.raises(ValueError, match="strategy='closed' needs bounds that meet"):
         knapsack_gpu.solve([3, 4, 5, 6], [4, 5, 7, 8], 10, device="cpu", strategy="closed")
 
@@ -120,22 +120,22 @@ def test_states_cannot_be_canonical():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_states_ops_agree_between_numpy_and_torch(seed):
-    """The states list runs numpy ops on the CPU and torch ops on CUDA: the torch path, run here on CPU tensors,
-    must find the same optimum and a selection worth it."""
+    """The states engine runs numpy ops on the CPU and torch ops on CUDA: the torch path, run here on CPU tensors
+    from the first state on, must find the same optimum and a selection worth it."""
     import torch
 
     from knapsack_gpu.memory import Meter
-    from knapsack_gpu.states import solve_states
+    from knapsack_gpu.states import NumpyOps, StatesStats, TorchOps, solve_items
 
     rng = np.random.default_rng(seed)
     w = rng.integers(10**6, 10**9, 40)
     v = (w + rng.integers(0, 10**6, 40)) if seed % 2 else rng.integers(1, 10**9, 40)
     cap = int(w.sum()) // 3
-    order = np.argsort(-(v / w), kind="stable")
     best = meet_in_the_middle(w.tolist(), v.tolist(), cap)
-    for use_torch in (False, True):
-        meter = Meter(1 << 30, torch.device("cpu"))
-        chosen, value = solve_states(
-            w[order], v[order], cap, 0, device=torch.device("cpu"), meter=meter, use_torch=use_torch
-        )
-        assert value == best == int(v[order][chosen].sum()) and int(w[order][chosen].sum()) <= cap
+    updates = []
+    for ops in (NumpyOps(), TorchOps(torch.device("cpu"), min_states=0)):
+        meter, st = Meter(1 << 30, torch.device("cpu")), StatesStats()
+        value, chosen = solve_items(v, w, cap, ops=ops, meter=meter, stats=st)
+        assert value == best == int(v[chosen].sum()) and int(w[chosen].sum()) <= cap
+        updates.append(st.state_updates)
+    assert updates[0] == updates[1] > 0  # the same search, op for op

@@ -1,0 +1,150 @@
+"""The states engine: an expanding core of items around the break item, vectorised over the list of states.
+
+:class:`Search` runs the engine over one set of items under growing work budgets (the planner's handle) and
+:func:`solve_items` runs it to the end. :mod:`.engine` holds the search, :mod:`.sides` the break item and the lazily
+sorted items on either side, :mod:`.exact` the arithmetic that keeps it exact, :mod:`.extras` and :mod:`.relax`
+what combo adds when the list grows, :mod:`.recover` the selection, :mod:`.lists` the array ops (numpy on the CPU,
+torch on CUDA).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engine import BYTES_PER_STATE, Engine, StatesOverflow, StatesStats
+from .lists import NumpyOps, TorchOps
+from .recover import selection, selection_or_none
+from .sides import exact_total
+
+__all__ = [
+    "BYTES_PER_STATE",
+    "NumpyOps",
+    "Search",
+    "StatesOverflow",
+    "StatesStats",
+    "TorchOps",
+    "make_ops",
+    "solve_items",
+]
+
+
+# On CUDA the list moves to the device once it holds this many states: each torch op there costs a launch (~10 us)
+# that numpy on the host beats on short lists. An estimate (no GPU has run this yet): benchmarks/gpu_check.py times it.
+DEVICE_STATES = 65536
+
+
+def make_ops(device, backend: str = "auto"):
+    """The list ops for a device and backend: numpy on the CPU; on CUDA (or with backend "torch"/"triton") torch
+    ops, used once the list reaches DEVICE_STATES states on CUDA and always when torch was asked for on the CPU."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cpu" and backend in ("auto", "numpy"):
+        return NumpyOps()
+    return TorchOps(device, min_states=DEVICE_STATES if device.type != "cpu" else 0)
+
+
+class Search:
+    """The exact optimum of max p.x subject to w.x <= c, x in {0, 1}, searched in steps.
+
+    Args:
+        p: values (n,), int64 (exact) or float64; w: weights (n,), int64 (items with w <= 0 and p > 0 are taken
+            for free); c: the capacity (Python int; below 0 nothing fits).
+        lower: only solutions worth more than this count (a value some other selection reaches).
+        upper: a known upper bound on the optimum: the search stops once it is reached.
+        ops, meter, relax, stats, depth: as for :class:`.engine.Engine`.
+    """
+
+    def __init__(
+        self,
+        p: np.ndarray,
+        w: np.ndarray,
+        c: int,
+        *,
+        lower=None,
+        upper=None,
+        ops=None,
+        meter=None,
+        relax=True,
+        stats=None,
+        depth=0,
+    ):
+        self.stats = stats if stats is not None else StatesStats()
+        self.lower = lower
+        items = np.flatnonzero((p > 0) & (w <= c)) if c >= 0 else np.zeros(0, dtype=np.int64)
+        self.free = items[w[items] <= 0]
+        self.items = items[w[items] > 0]
+        self.pf = exact_total(p[self.free])
+        cap = c - exact_total(w[self.free])
+        self.engine = None
+        if exact_total(w[self.items]) <= cap:  # everything fits (also: no items)
+            self.value = self.pf + exact_total(p[self.items])
+            self.chosen = np.sort(np.concatenate([self.free, self.items]))
+            return
+        self.engine = Engine(
+            p[self.items],
+            w[self.items],
+            cap,
+            lower=None if lower is None else lower - self.pf,
+            upper=None if upper is None else upper - self.pf,
+            ops=ops,
+            meter=meter,
+            relax=relax,
+            stats=self.stats,
+            depth=depth,
+        )
+
+    def run(self, budget: int | None = None) -> bool:
+        """Search on; True when done, False when the next step would pass ``budget`` state updates."""
+        if self.engine is None:
+            return True
+        done = self.engine.run(budget)
+        for name in sorted(self.engine.fired):
+            if name not in self.stats.extras:
+                self.stats.extras.append(name)
+        if done:
+            self.value = self.pf + self.engine.z
+            chosen = selection(self.engine, self.engine.inc)
+            self.chosen = None if chosen is None else np.sort(np.concatenate([self.free, self.items[chosen]]))
+        return done
+
+    def result(self):
+        """(value, ascending indices) once :meth:`run` returned True; (lower, None) when nothing beats ``lower``."""
+        if self.chosen is None or (self.lower is not None and not self.value > self.lower):
+            return self.lower, None
+        return self.value, self.chosen
+
+    def incumbent(self):
+        """(the best value so far, its indices where cheaply known, else None), or None before any."""
+        if self.engine is None:
+            return self.value, self.chosen
+        eng = self.engine
+        chosen = selection_or_none(eng, eng.inc)
+        sel = None if chosen is None else np.sort(np.concatenate([self.free, self.items[chosen]]))
+        return self.pf + eng.z, sel
+
+
+def solve_items(
+    p: np.ndarray,
+    w: np.ndarray,
+    c: int,
+    *,
+    lower=None,
+    upper=None,
+    ops=None,
+    meter=None,
+    max_updates=None,
+    relax=True,
+    stats=None,
+    depth=0,
+):
+    """:class:`Search` to the end: (value, ascending indices), or (lower, None) when nothing beats ``lower``.
+
+    Raises:
+        StatesOverflow: the list outgrew the memory limit or ``max_updates`` state updates.
+    """
+    s = Search(p, w, c, lower=lower, upper=upper, ops=ops, meter=meter, relax=relax, stats=stats, depth=depth)
+    if not s.run(max_updates):
+        eng = s.engine
+        raise eng._overflow(f"the states list passed its work budget of {max_updates} state updates", eng.size)
+    return s.result()

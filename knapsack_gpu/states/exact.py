@@ -1,0 +1,98 @@
+"""Exact arithmetic for the states engine: an efficiency order floats cannot break, and sign tests of cross
+products that never round or wrap.
+
+- Efficiency keys are p / w correctly rounded to float64 (numpy division when p and w are below 2**53, so both are
+  exact doubles; Python's int division, also correctly rounded, beyond). Rounding is monotone, so a larger key
+  always means a larger efficiency; only equal keys can hide an order, and :func:`order_ties` settles those exactly.
+- ``a * x + b * y >= 0`` for int64 arrays a, b and Python ints x, y: in int64 where the products provably fit, else
+  screened in float64 with an error bound, and the few entries inside the bound decided in Python integers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+EXACT_DOUBLE = 2**53
+SAFE_PRODUCT = 2**62  # two products below this add up without wrapping int64
+# float64 screening: |fl(a*x + b*y) - (a*x + b*y)| <= 4.01 * 2**-53 * (|a*x| + |b*y|); 2**-50 leaves room.
+SCREEN = 2.0**-50
+
+
+def keys(p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Efficiencies p / w as float64, monotone in the exact ratio (whole numbers) or plain (float values)."""
+    if p.dtype.kind == "f" or p.size == 0:
+        return p / w
+    if int(p.max()) < EXACT_DOUBLE and int(w.max()) < EXACT_DOUBLE:
+        return p.astype(np.float64) / w.astype(np.float64)
+    return np.array([a / b for a, b in zip(p.tolist(), w.tolist(), strict=True)], dtype=np.float64)
+
+
+def _abs_max(a) -> int:
+    if isinstance(a, (int, np.integer)):
+        return abs(int(a))
+    return max(abs(int(a.max())), abs(int(a.min()))) if a.size else 0
+
+
+def lin_ge0(a: np.ndarray, x: int, b: np.ndarray, y: int, amax: int | None = None, bmax: int | None = None):
+    """The mask ``a * x + b * y >= 0``, exact, for integer (int64 or object) arrays a, b and Python ints x, y.
+
+    ``amax`` / ``bmax`` bound |a| and |b| when the caller knows them (saves two reductions)."""
+    if a.dtype == object or b.dtype == object:
+        return (a * x + b * y) >= 0
+    amax = _abs_max(a) if amax is None else amax
+    bmax = _abs_max(b) if bmax is None else bmax
+    if amax * abs(x) < SAFE_PRODUCT and bmax * abs(y) < SAFE_PRODUCT:
+        return (a * np.int64(x) + b * np.int64(y)) >= 0
+    fa, fb = a.astype(np.float64) * float(x), b.astype(np.float64) * float(y)
+    f = fa + fb
+    err = (np.abs(fa) + np.abs(fb)) * SCREEN
+    out = f >= 0
+    unsure = np.flatnonzero(np.abs(f) <= err)
+    if unsure.size:
+        ua, ub = a[unsure].tolist(), b[unsure].tolist()
+        out[unsure] = [ai * x + bi * y >= 0 for ai, bi in zip(ua, ub, strict=True)]
+    return out
+
+
+def reduced_costs(p: np.ndarray, w: np.ndarray, pb: int, wb: int) -> np.ndarray:
+    """d_i = p_i * wb - w_i * pb exactly: int64 where every product fits, else Python ints in an object array."""
+    if int(p.max(initial=0)) * wb < SAFE_PRODUCT and int(w.max(initial=0)) * pb < SAFE_PRODUCT:
+        return p * np.int64(wb) - w * np.int64(pb)
+    return p.astype(object) * wb - w.astype(object) * pb
+
+
+def order_ties(order: np.ndarray, k: np.ndarray, p: np.ndarray, w: np.ndarray, descending: bool) -> np.ndarray:
+    """Reorder runs of equal keys (``k`` = the keys of ``order``, sorted) by exact efficiency, stably.
+
+    Most runs hold one exact ratio (identical items, or subset-sum-like classes): those are left as they are.
+    Float values have no exact ratio to honour and are returned unchanged."""
+    if order.size < 2 or p.dtype.kind == "f":
+        return order
+    tie = np.flatnonzero(k[1:] == k[:-1])
+    if not tie.size:
+        return order
+    i, j = order[tie], order[tie + 1]
+    # adjacent pairs of one run: exactly equal ratios iff p_i w_j == p_j w_i
+    pi, wj, pj, wi = p[i], w[j], p[j], w[i]
+    if max(_abs_max(pi), _abs_max(pj)) * max(_abs_max(wi), _abs_max(wj)) < SAFE_PRODUCT:
+        differ = pi * wj != pj * wi
+    else:
+        rows = zip(pi.tolist(), wj.tolist(), pj.tolist(), wi.tolist(), strict=True)
+        differ = np.array([a * d != c * b for a, d, c, b in rows], dtype=bool)
+    if not differ.any():
+        return order
+    from fractions import Fraction  # rare: only runs of equal keys with different exact ratios get here
+
+    order = order.copy()
+    # run boundaries: a run is a maximal stretch of equal keys; sort those holding a differing pair
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    ends = np.r_[starts[1:], order.size]
+    bad = np.unique(np.searchsorted(starts, tie[differ], side="right") - 1)
+    for r in bad.tolist():
+        a, e = int(starts[r]), int(ends[r])
+        run = order[a:e].tolist()
+        pr, wr = p[order[a:e]].tolist(), w[order[a:e]].tolist()
+        ratio = {it: Fraction(pp, ww) for it, pp, ww in zip(run, pr, wr, strict=True)}
+        run.sort(key=lambda it: (-ratio[it], it) if descending else (ratio[it], it))
+        order[a:e] = run
+    return order

@@ -1,0 +1,116 @@
+"""What combo adds once the state list grows, and RECORD's divisibility bound, each fired once per search.
+
+- gcd capacity reduction (combo's ``rudidiv``): the items the Dembo-Hammer test fixes must keep their side in every
+  solution better than z, so such a solution weighs ws + (a multiple of d), ws the weight of the items fixed in and
+  d the gcd of the other weights: the capacity can drop to ws + d * floor((c - ws) / d).
+- divisibility of values (RECORD: da Silva, de Queiroz, Schouery 2026): in the same way every better solution is worth
+  ps + (a multiple of g), g the gcd of the open items' values, so the upper bound drops to the largest such value.
+- the surrogate relaxation with a cardinality constraint (:mod:`.relax`).
+- the pairing heuristic (combo's ``heuristic``): for every item outside the core, the best state it completes (a
+  right item: the best state of weight <= c - w_i) or frees room for (a left item: weight <= c + w_i); one
+  vectorised search over the list per side.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def total(a: np.ndarray) -> int | float:
+    """Exact total (float for float arrays)."""
+    from .sides import exact_total
+
+    return exact_total(a)
+
+
+def _gcd(a: np.ndarray) -> int:
+    if not a.size:
+        return 0
+    if a.dtype == object:
+        return math.gcd(*a.tolist())
+    return int(np.gcd.reduce(a))
+
+
+def _open(eng) -> tuple[np.ndarray, np.ndarray]:
+    """(items that may still flip, items fixed into the knapsack) at the current gap."""
+    brk, d, gap = eng.brk, eng.d, eng.gap
+    left_open = d[brk.left] <= gap
+    right_open = d[brk.right] >= -gap
+    items = np.concatenate([brk.left[left_open], [brk.b], brk.right[right_open]]).astype(np.int64)
+    return items, brk.left[~left_open]
+
+
+def divisibility(eng, initial: bool = False) -> None:
+    """Round the upper bound down to what the open items' values can reach."""
+    if not eng.integral:
+        return
+    if initial:
+        g, base = _gcd(eng.p), 0
+    else:
+        items, fixed_in = _open(eng)
+        g, base = _gcd(eng.p[items]), total(eng.p[fixed_in])
+    if g > 1:
+        ub = base + g * ((eng.ub - base) // g)
+        if ub < eng.ub:
+            eng.ub = ub
+            eng.fired.add("divisibility")
+
+
+def gcd_capacity(eng) -> None:
+    items, fixed_in = _open(eng)
+    g = _gcd(eng.w[items])
+    if g > 1:
+        ws = total(eng.w[fixed_in])
+        c = ws + g * ((eng.c - ws) // g)
+        if c < eng.c:
+            eng.set_capacity(c)
+            eng.fired.add("gcd")
+
+
+def pairing(eng) -> None:
+    """Raise z with one item outside the core on top of a state."""
+    from .engine import Incumbent
+
+    ops, c, num = eng.ops, eng.c, eng.num
+    W, P, V = ops.host(eng.W), ops.host(eng.P), ops.host(eng.V)
+    best = None
+    for side, sign in ((eng.right, 1), (eng.left, -1)):
+        items = side.remaining(eng.gap)
+        if not items.size:
+            continue
+        pi, wi, _ = eng.units.arrays(items)
+        at = np.searchsorted(W, c - wi if sign > 0 else c + wi, side="right") - 1
+        ok = np.flatnonzero(at >= 0)
+        if not ok.size:
+            continue
+        cand = P[at[ok]] + sign * pi[ok]
+        j = int(np.argmax(cand))
+        if best is None or cand[j] > best[0]:
+            best = (num(cand[j]), int(at[ok[j]]), int(items[ok[j]]), sign)
+    if best is not None and best[0] > eng.z:
+        value, s, item, sign = best
+        state = (num(P[s]), int(W[s]), int(V[s]), len(eng.entries))
+        eng.improve(Incumbent(value, state=state, extra=((item, sign),)))
+        eng.fired.add("pairing")
+
+
+def fire(eng) -> None:
+    """Called after a step while the list is long: each extra once, at combo's list sizes."""
+    from . import engine as e
+    from .relax import surrogate
+
+    done = eng.fired_once
+    size = eng.size
+    if "gcd" not in done and size > e.GCD_STATES:
+        done.add("gcd")
+        gcd_capacity(eng)
+        divisibility(eng)
+    if eng.relax and "surrogate" not in done and size > e.SURROGATE_STATES:
+        done.add("surrogate")
+        surrogate(eng)
+        eng.next_pairing = 0  # a tighter bound: look for a solution that meets it now
+    if size > eng.next_pairing:
+        eng.next_pairing = max(size, e.PAIRING_STATES) * e.PAIRING_GROWTH
+        pairing(eng)

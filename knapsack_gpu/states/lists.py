@@ -1,0 +1,125 @@
+"""The few array operations the state list needs, on numpy arrays (the CPU) or torch tensors (any device).
+
+On one CPU thread numpy's searches and gathers on these arrays cost a third of torch's and a tenth of its per-call
+overhead, so the CPU runs numpy; CUDA runs torch once the list is long enough to pay for a launch per op. Object
+arrays (Python integers, for instances whose sums pass int64) run on numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+_TORCH = {np.dtype(np.int64): torch.int64, np.dtype(np.float64): torch.float64, np.dtype(np.bool_): torch.bool}
+
+
+class NumpyOps:
+    torch = False
+    min_states = 0  # the list size from which these ops are used
+
+    def __init__(self, device: torch.device | None = None):
+        self.device = torch.device("cpu")
+
+    def put(self, a: np.ndarray):
+        return a
+
+    def host(self, a) -> np.ndarray:
+        return a
+
+    def searchsorted(self, a, v, right: bool):
+        return np.searchsorted(a, v, side="right" if right else "left")
+
+    def cummax(self, a):
+        return np.maximum.accumulate(a)
+
+    def nonzero(self, mask):
+        return np.flatnonzero(mask)
+
+    def argsort(self, a):
+        return np.argsort(a, kind="stable")
+
+    def arange(self, n: int):
+        return np.arange(n)
+
+    def empty_like(self, a, n: int):
+        return np.empty(n, dtype=a.dtype)
+
+    def bools(self, n: int):
+        return np.empty(n, dtype=bool)
+
+    def cat(self, xs):
+        return np.concatenate(xs)
+
+    def index_le(self, a, x) -> int:
+        """How many entries of the sorted ``a`` are <= x."""
+        return int(np.searchsorted(a, x, side="right"))
+
+    def argmax(self, a) -> int:
+        return int(np.argmax(a))
+
+    def nbytes(self, a) -> int:
+        return a.nbytes
+
+    def outer_add(self, a, b):
+        """(b[:, None] + a[None, :]).ravel(): b's shifts of the whole list a, one run per shift."""
+        return (b[:, None] + a[None, :]).ravel()
+
+    def outer_or(self, a, b):
+        return (b[:, None] | a[None, :]).ravel()
+
+
+class TorchOps(NumpyOps):
+    """torch ops on ``device``, for lists of ``min_states`` states or more (shorter ones run numpy on the host)."""
+
+    torch = True
+
+    def __init__(self, device: torch.device, min_states: int = 0):
+        self.device = device
+        self.min_states = min_states
+
+    def put(self, a: np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+
+    def host(self, a) -> np.ndarray:
+        return a.cpu().numpy()
+
+    def searchsorted(self, a, v, right: bool):
+        if not isinstance(v, torch.Tensor):
+            v = torch.as_tensor(v, dtype=a.dtype, device=self.device)
+        return torch.searchsorted(a, v, right=right)
+
+    def cummax(self, a):
+        return torch.cummax(a, 0).values
+
+    def nonzero(self, mask):
+        return torch.nonzero(mask).squeeze(1)
+
+    def argsort(self, a):
+        return torch.argsort(a, stable=True)
+
+    def arange(self, n: int):
+        return torch.arange(n, device=self.device)
+
+    def empty_like(self, a, n: int):
+        return torch.empty(n, dtype=a.dtype, device=self.device)
+
+    def bools(self, n: int):
+        return torch.empty(n, dtype=torch.bool, device=self.device)
+
+    def cat(self, xs):
+        return torch.cat(xs)
+
+    def index_le(self, a, x) -> int:
+        return int(torch.searchsorted(a, torch.tensor([x], dtype=a.dtype, device=self.device), right=True).item())
+
+    def argmax(self, a) -> int:
+        return int(torch.argmax(a).item())
+
+    def nbytes(self, a) -> int:
+        return a.numel() * a.element_size()
+
+    def outer_add(self, a, b):
+        return (b[:, None] + a[None, :]).reshape(-1)
+
+    def outer_or(self, a, b):
+        return (b[:, None] | a[None, :]).reshape(-1)

@@ -1,0 +1,144 @@
+"""The surrogate relaxation with a cardinality constraint (Martello, Pisinger and Toth 1999), combo's strong bound.
+
+Where values and weights are correlated (v = w + k and the like) the LP bound is far above the optimum and the
+number of items chosen is the real constraint. Every solution holds at most card1 items (the card1 lightest fill the
+knapsack), every solution better than z at least card2 (the card2 - 1 most valuable do not beat z); the break
+solution holds b1. When card1 or card2 pins the count next to b1, impose sum x <= b1 or sum x >= b1 + 1 (or take the
+better of both, since one of them holds), fold it into the weight constraint with an integer multiplier s (weights
+w + s, capacity c + s * card), find by binary search the s whose LP bound is least, and where that bound still beats
+z solve the surrogate problem exactly: its optimum bounds the original from above, and a surrogate optimum with
+exactly card items is feasible for the original, so it may raise z as well.
+
+The bound that is kept is a Lagrangian bound at the slope of the surrogate's break item, evaluated in exact
+integers: valid whatever order the float keys give, and equal to the LP bound when they give the right one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import exact
+from .sides import exact_total, find_break
+
+
+@dataclass
+class _LP:
+    psum: int  # value of the items taken whole
+    room: int  # capacity left at the break item
+    b: int | None  # the break item (None: everything fits)
+    whole: int  # how many items are taken whole
+
+    def value(self, p, w) -> float:
+        return self.psum + (self.room * float(p[self.b]) / float(w[self.b]) if self.b is not None else 0.0)
+
+
+def _lp(p: np.ndarray, w: np.ndarray, c: int) -> _LP:
+    """The greedy LP of items (p, w) at capacity c; items with w <= 0 are always taken."""
+    free = w <= 0
+    nfree = int(np.count_nonzero(free))
+    psum = exact_total(p[free]) if nfree else 0
+    cap = c - (exact_total(w[free]) if nfree else 0)
+    rest = np.flatnonzero(~free)
+    pr, wr = p[rest], w[rest]
+    if exact_total(wr) <= cap:
+        return _LP(psum + exact_total(pr), 0, None, int(p.size))
+    brk = find_break(exact.keys(pr, wr), pr, wr, cap)
+    return _LP(psum + brk.psum, cap - brk.wsum, int(rest[brk.b]), nfree + int(brk.left.size))
+
+
+def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int | None) -> int:
+    """floor of the Lagrangian bound at the slope of item b: w_b U = p_b c + sum_j max(0, p_j w_b - p_b w_j)."""
+    if b is None:
+        return exact_total(p[p > 0])
+    pb, wb = int(p[b]), int(w[b])
+    d = exact.reduced_costs(p, w, pb, wb)
+    return (pb * c + exact_total(d[d > 0])) // wb
+
+
+def _search(p, w, c: int, lo: int, hi: int, card: int, start: float) -> int:
+    """combo's ``surbin``: binary search over integer multipliers s in [lo, hi] for the least LP bound; the sign of
+    the bound's slope in s, estimated with the break item kept, picks the half to go on with. Returns the best s
+    (0 when none beats ``start``)."""
+    best_s, best_u = 0, start
+    while lo <= hi:
+        s = (lo + hi) // 2
+        lp = _lp(p, w + s, max(0, c + s * card))
+        ua = lp.value(p, w + s)
+        if ua < best_u:
+            best_s, best_u = s, ua
+        if lp.b is None:
+            grad = -1.0  # everything fits: a larger s only adds capacity where it is not needed
+        else:
+            pb, wb = float(p[lp.b]), float(w[lp.b] + s)
+            grad = lp.psum + (lp.room + card - lp.whole) * pb / (wb + 1) - ua
+        if grad > 0:
+            hi = s - 1
+        else:
+            lo = s + 1
+    return best_s
+
+
+def _case(eng, lo: int, hi: int, card: int) -> int:
+    """An upper bound on the solutions better than z holding <= card items (multipliers s in [0, hi]) or >= card
+    items (s in [lo, 0])."""
+    from . import solve_items
+    from .engine import Incumbent, StatesOverflow
+
+    p, w, c, z = eng.p, eng.w, eng.c, eng.z
+    s = _search(p, w, c, lo, hi, card, float(eng.ub))
+    cs = max(0, c + s * card)
+    ws = w + s
+    lp = _lp(p, ws, cs)
+    u = exact_bound(p, ws, cs, lp.b)
+    if u <= z or s == 0:
+        return u
+    forced = np.flatnonzero(ws <= 0)
+    # In the original efficiency order: the surrogate's ties (v = w + k makes every surrogate efficiency 1) then
+    # break the way the original order does, so its break solution and search stay near the original's cardinality.
+    rest = np.flatnonzero(ws > 0)
+    rest = rest[np.argsort(-eng.keys[rest], kind="stable")]
+    ps = exact_total(p[forced])
+    room = cs - exact_total(ws[forced])
+    budget = None if eng.budget is None else max(0, eng.budget - eng.stats.state_updates)
+    try:
+        value, sel = solve_items(
+            p[rest],
+            ws[rest],
+            room,
+            lower=z - ps,
+            ops=eng.ops,
+            meter=eng.meter,
+            max_updates=budget,
+            relax=False,
+            stats=eng.stats,
+            depth=eng.depth + 1,
+        )
+    except StatesOverflow:
+        return u  # the LP bound of the surrogate still holds
+    if sel is not None and forced.size + sel.size == card and ps + value > z:
+        eng.improve(Incumbent(ps + value, selection=np.concatenate([forced, rest[sel]])))
+    return ps + value
+
+
+def surrogate(eng) -> None:
+    """Tighten ``eng.ub`` (and maybe raise z) by the surrogate relaxation, where the cardinality limits allow."""
+    p, w, c, z = eng.p, eng.w, eng.c, eng.z
+    b1 = int(eng.brk.left.size)
+    cw = np.cumsum(np.sort(w))
+    card1 = int(np.searchsorted(cw, c, side="right"))  # at most this many items fit
+    cp = np.cumsum(np.sort(p)[::-1])
+    card2 = int(np.searchsorted(cp, z, side="right")) + 1  # a better solution needs at least this many
+    top = int(w.max())
+    if card2 == b1 + 1:
+        u = max(_case(eng, -top, 0, b1 + 1), z)
+    elif card1 == b1:
+        u = _case(eng, 0, top, b1)
+    elif card1 == b1 + 1 or card2 == b1:
+        u = max(_case(eng, -top, 0, b1 + 1), _case(eng, 0, top, b1))
+    else:
+        return
+    if u < eng.ub:
+        eng.ub = u
+        eng.fired.add("surrogate")
