@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -100,12 +101,26 @@ def _process_headroom() -> int | None:
     return max(0, min(room)) if room else None
 
 
+# The CPU's free memory is read from /proc at most this often (seconds): five file reads cost ~80 us, a third of a
+# small solve, and a default limit is a share of what is free, not an exact figure.
+HOST_FREE_TTL = 1.0
+_host_free: tuple[float, int] | None = None
+
+
 def available_bytes(device: torch.device) -> int:
     """Bytes currently free to this process on ``device``: mem_get_info on CUDA; on the CPU MemAvailable, capped by
-    RLIMIT_AS and the cgroup memory limit where they are set."""
+    RLIMIT_AS and the cgroup memory limit where they are set (re-read after HOST_FREE_TTL seconds)."""
+    global _host_free
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
         return int(free)
+    now = time.monotonic()
+    if _host_free is None or now - _host_free[0] > HOST_FREE_TTL:
+        _host_free = (now, _read_host_free())
+    return _host_free[1]
+
+
+def _read_host_free() -> int:
     free = None
     try:
         with open("/proc/meminfo") as f:

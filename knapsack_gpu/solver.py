@@ -285,16 +285,18 @@ class _StatesRun:
             self.out.update(lower_bound=self.search.value, upper_bound=eng.ub if eng.z < eng.ub else eng.z)
         return done
 
+    def _original(self, chosen: np.ndarray) -> np.ndarray:
+        return np.sort(np.concatenate([self.free, self.items[chosen]]))  # disjoint: no set union needed
+
     def selection(self) -> np.ndarray:
-        _, chosen = self.search.result()
-        return np.union1d(self.free, self.items[chosen]).astype(np.int64)
+        return self._original(self.search.result()[1])
 
     def incumbent(self) -> tuple | None:
         """(value of the DP items, the whole selection's original indices or None) for the dense plan."""
         value, chosen = self.search.incumbent()
         if chosen is None:
             return value, None
-        return value, np.union1d(self.free, self.items[chosen]).astype(np.int64)
+        return value, self._original(chosen)
 
 
 def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress) -> list[int]:

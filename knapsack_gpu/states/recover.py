@@ -18,7 +18,7 @@ from .sides import exact_total
 def selection(eng, inc) -> np.ndarray | None:
     """Ascending indices (into the engine's items) of ``inc``, or None when only its value is known."""
     if inc.selection is not None:
-        return np.unique(np.asarray(inc.selection, dtype=np.int64))
+        return np.sort(np.asarray(inc.selection, dtype=np.int64))  # distinct items by construction
     if inc.state is None:
         return None
     from . import solve_items

@@ -18,9 +18,9 @@ import numpy as np
 
 from . import exact
 
-SMALL = 256  # below this many candidates, sort them
-SAMPLE = 128  # keys sampled to guess the band around the break
-SPREAD = 6  # sample ranks on each side of the guess that the band spans
+SMALL = 512  # below this many candidates, sort them
+SAMPLE = 512  # keys sampled to guess the band around the break
+SPREAD = 12  # sample ranks on each side of the guess that the band spans (about 5% of the items)
 FIRST_CHUNK = 32  # the first chunk a side sorts; later ones grow fourfold
 
 
@@ -47,38 +47,41 @@ def _sorted(idx: np.ndarray, keys: np.ndarray, p: np.ndarray, w: np.ndarray, des
 def find_break(keys: np.ndarray, p: np.ndarray, w: np.ndarray, capacity: int) -> Break:
     """The break item of items with 0 < w <= capacity and total weight > capacity (weights summing below 2**62, or
     an object array)."""
-    idx = np.arange(keys.size)
+    idx = None  # None: every item (saves the gathers of the first round)
     above: list[np.ndarray] = []
     below: list[np.ndarray] = []
     acc = 0  # weight of the items known to be above the break
-    while idx.size > SMALL:
-        kk, ww = keys[idx], w[idx]
-        step = idx.size // SAMPLE
+    size = keys.size
+    while size > SMALL:
+        kk, ww = (keys, w) if idx is None else (keys[idx], w[idx])
+        step = max(1, size // SAMPLE)
         s, sw = kk[::step], ww[::step]
         o = np.argsort(-s, kind="stable")
-        est = np.cumsum(sw[o].astype(np.float64)) * (idx.size / s.size)  # weight above each sampled key, roughly
+        est = np.cumsum(sw[o].astype(np.float64)) * (size / s.size)  # weight above each sampled key, roughly
         r = int(np.searchsorted(est, capacity - acc))
         hi, lo = s[o[max(r - SPREAD, 0)]], s[o[min(r + SPREAD, s.size - 1)]]
-        up = kk > hi
-        wu = int(ww[up].sum())
-        if acc + wu > capacity:
-            below.append(idx[~up])
-            idx = idx[up]
-            continue
-        dn = kk < lo
-        mid = ~(up | dn)
-        wm = int(ww[mid].sum())
-        if acc + wu + wm > capacity:
-            if not (up.any() or dn.any()):
-                break  # one key throughout (e.g. subset sum): sort what is left
-            above.append(idx[up])
-            below.append(idx[dn])
-            acc += wu
-            idx = idx[mid]
+        up, dn = kk > hi, kk < lo
+        wu = _dot(up, ww)
+        if acc + wu > capacity:  # the break is above the band
+            below.append(_pick(idx, ~up))
+            idx = _pick(idx, up)
         else:
-            above += [idx[up], idx[mid]]
-            acc += wu + wm
-            idx = idx[dn]
+            mid = ~(up | dn)
+            wm = _dot(mid, ww)
+            if acc + wu + wm > capacity:  # in the band, as hoped
+                if not (up.any() or dn.any()):
+                    break  # one key throughout (e.g. subset sum): sort what is left
+                above.append(_pick(idx, up))
+                below.append(_pick(idx, dn))
+                acc += wu
+                idx = _pick(idx, mid)
+            else:  # below the band
+                above.append(_pick(idx, ~dn))
+                acc += wu + wm
+                idx = _pick(idx, dn)
+        size = idx.size
+    if idx is None:
+        idx = np.arange(keys.size)
     order = _sorted(idx, keys, p, w, descending=True)
     cw = np.cumsum(w[order])
     j = int(np.searchsorted(cw, capacity - acc, side="right"))  # order[:j] fit, order[j] is the break item
@@ -89,6 +92,15 @@ def find_break(keys: np.ndarray, p: np.ndarray, w: np.ndarray, capacity: int) ->
     wsum = acc + (int(cw[j - 1]) if j else 0)
     psum = exact_total(p[left])
     return Break(int(order[j]), left, right, wsum, psum)
+
+
+def _dot(mask: np.ndarray, w: np.ndarray) -> int:
+    """Total weight under a mask (int64 weights below 2**62 in all; Python ints for an object array)."""
+    return int(w[mask].sum()) if w.dtype == object else int(np.dot(mask, w))
+
+
+def _pick(idx: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(mask) if idx is None else idx[mask]
 
 
 def exact_total(a: np.ndarray) -> int | float:
