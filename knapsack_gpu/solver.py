@@ -188,6 +188,8 @@ def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical:
     if red.n:
         p = make_pass(name, dev, red.dtype, Workspace(meter), progress)
         dense_need = plan_mod.min_bytes(p, red.n, red.capacity + 1)
+        if run is not None and dense_need > meter.limit - meter.current and run.run(None):
+            return _finish(inst, run.selection(), stats, meter)  # no dense row fits: the states engine is the plan
         if run is not None and (strategy == "states" or dense_need > meter.limit - meter.current):
             raise MemoryError(
                 f"{run.overflow or 'the states engine stopped'}; a dense plan would need at least {dense_need} bytes "

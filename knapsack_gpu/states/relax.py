@@ -44,8 +44,8 @@ def _lp(p: np.ndarray, w: np.ndarray, c: int) -> _LP:
     pr, wr = p[rest], w[rest]
     if exact_total(wr) <= cap:
         return _LP(psum + exact_total(pr), 0, None, int(p.size))
-    brk = find_break(exact.keys(pr, wr), pr, wr, cap)
-    return _LP(psum + brk.psum, cap - brk.wsum, int(rest[brk.b]), nfree + int(brk.left.size))
+    brk = find_break(exact.keys(pr, wr), pr, wr, cap, sets=False)
+    return _LP(psum + brk.psum, cap - brk.wsum, int(rest[brk.b]), nfree + brk.count)
 
 
 def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int | None) -> int:

@@ -28,14 +28,15 @@ FIRST_CHUNK = 32  # the first chunk a side sorts; later ones grow fourfold
 class Break:
     """The break item b and the break solution (every item before b in efficiency order).
 
-    left: the items of the break solution, unsorted; right: the items after b, unsorted; wsum, psum: the break
-    solution's weight and value (Python numbers)."""
+    left: the items of the break solution, unsorted; right: the items after b, unsorted (both None when only the
+    sums were asked for); wsum, psum: the break solution's weight and value (Python numbers); count: its items."""
 
     b: int
-    left: np.ndarray
-    right: np.ndarray
+    left: np.ndarray | None
+    right: np.ndarray | None
     wsum: int
     psum: int | float
+    count: int
 
 
 def _sorted(idx: np.ndarray, keys: np.ndarray, p: np.ndarray, w: np.ndarray, descending: bool) -> np.ndarray:
@@ -44,14 +45,23 @@ def _sorted(idx: np.ndarray, keys: np.ndarray, p: np.ndarray, w: np.ndarray, des
     return exact.order_ties(idx[o], k[o], p, w, descending)
 
 
-def find_break(keys: np.ndarray, p: np.ndarray, w: np.ndarray, capacity: int) -> Break:
+def find_break(keys: np.ndarray, p: np.ndarray, w: np.ndarray, capacity: int, sets: bool = True) -> Break:
     """The break item of items with 0 < w <= capacity and total weight > capacity (weights summing below 2**62, or
-    an object array)."""
+    an object array). ``sets=False``: only the sums (what an LP bound needs), without the index arrays."""
     idx = None  # None: every item (saves the gathers of the first round)
     above: list[np.ndarray] = []
     below: list[np.ndarray] = []
-    acc = 0  # weight of the items known to be above the break
+    acc, pacc, count = 0, 0, 0  # weight, value and number of the items known to be above the break
     size = keys.size
+
+    def take_above(mask):
+        nonlocal pacc, count
+        if sets:
+            above.append(_pick(idx, mask))
+        else:
+            pacc += _dot(mask, p if idx is None else p[idx])
+            count += int(np.count_nonzero(mask))
+
     while size > SMALL:
         kk, ww = (keys, w) if idx is None else (keys[idx], w[idx])
         step = max(1, size // SAMPLE)
@@ -63,7 +73,8 @@ def find_break(keys: np.ndarray, p: np.ndarray, w: np.ndarray, capacity: int) ->
         up, dn = kk > hi, kk < lo
         wu = _dot(up, ww)
         if acc + wu > capacity:  # the break is above the band
-            below.append(_pick(idx, ~up))
+            if sets:
+                below.append(_pick(idx, ~up))
             idx = _pick(idx, up)
         else:
             mid = ~(up | dn)
@@ -71,12 +82,13 @@ def find_break(keys: np.ndarray, p: np.ndarray, w: np.ndarray, capacity: int) ->
             if acc + wu + wm > capacity:  # in the band, as hoped
                 if not (up.any() or dn.any()):
                     break  # one key throughout (e.g. subset sum): sort what is left
-                above.append(_pick(idx, up))
-                below.append(_pick(idx, dn))
+                take_above(up)
+                if sets:
+                    below.append(_pick(idx, dn))
                 acc += wu
                 idx = _pick(idx, mid)
             else:  # below the band
-                above.append(_pick(idx, ~dn))
+                take_above(~dn)
                 acc += wu + wm
                 idx = _pick(idx, dn)
         size = idx.size
@@ -87,11 +99,13 @@ def find_break(keys: np.ndarray, p: np.ndarray, w: np.ndarray, capacity: int) ->
     j = int(np.searchsorted(cw, capacity - acc, side="right"))  # order[:j] fit, order[j] is the break item
     if j >= order.size:
         raise ValueError("find_break needs total weight > capacity")
+    wsum = acc + (int(cw[j - 1]) if j else 0)
+    if not sets:
+        psum = pacc + exact_total(p[order[:j]])
+        return Break(int(order[j]), None, None, wsum, psum, count + j)
     left = np.concatenate(above + [order[:j]]) if above or j else order[:0]
     right = np.concatenate(below + [order[j + 1 :]])
-    wsum = acc + (int(cw[j - 1]) if j else 0)
-    psum = exact_total(p[left])
-    return Break(int(order[j]), left, right, wsum, psum)
+    return Break(int(order[j]), left, right, wsum, exact_total(p[left]), int(left.size))
 
 
 def _dot(mask: np.ndarray, w: np.ndarray) -> int:

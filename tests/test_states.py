@@ -1,0 +1,298 @@
+"""The states engine (the expanding core) on its own, against oracles it does not share code with: brute force and
+meet in the middle in Python integers, and a plain numpy DP over capacity. Feasibility is checked apart from value.
+Every extra is forced (thresholds lowered) on instances built to need it, and must actually fire."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import knapsack_gpu
+import knapsack_gpu.states.engine as engine
+import knapsack_gpu.states.relax as relax
+from knapsack_gpu import generate
+from knapsack_gpu.memory import Meter
+from knapsack_gpu.reference import brute_force, meet_in_the_middle
+from knapsack_gpu.states import Search, StatesOverflow, StatesStats, TorchOps, solve_items
+
+INTEGER_FAMILIES = sorted(k for k in generate.FAMILIES if k != "float-values")
+
+
+def textbook(w: np.ndarray, v: np.ndarray, c: int) -> int:
+    """max v.x, w.x <= c by the plain DP over capacity (int64; the tests keep sums small)."""
+    f = np.zeros(c + 1, dtype=np.int64)
+    for wi, vi in zip(w.tolist(), v.tolist(), strict=True):
+        if wi <= c:
+            f[wi:] = np.maximum(f[wi:], f[: c + 1 - wi] + vi)
+    return int(f[c])
+
+
+def check(p, w, c, optimum, **kwargs) -> StatesStats:
+    st = StatesStats()
+    value, chosen = solve_items(np.asarray(p), np.asarray(w), c, stats=st, **kwargs)
+    assert chosen is not None
+    chosen = np.asarray(chosen)
+    assert np.array_equal(chosen, np.unique(chosen)), "ascending, distinct"
+    assert int(np.asarray(w, dtype=object)[chosen].sum() if chosen.size else 0) <= c, "feasible"
+    assert int(np.asarray(p, dtype=object)[chosen].sum() if chosen.size else 0) == value, "worth what it says"
+    assert value == optimum
+    return st
+
+
+def instance(family: str, seed: int, n: int, R: int):
+    w, v, c = generate.FAMILIES[family](np.random.default_rng(seed), n, R)
+    return np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64), int(c)
+
+
+@pytest.mark.parametrize("family", INTEGER_FAMILIES)
+def test_small_instances_against_brute_force(family):
+    for seed in range(12):
+        p, w, c = instance(family, seed, 3 + seed % 14, 50)
+        best, _ = brute_force(w.tolist(), p.tolist(), c)
+        check(p, w, c, best)
+
+
+@pytest.mark.parametrize("family", INTEGER_FAMILIES)
+def test_medium_instances_against_meet_in_the_middle(family):
+    for seed in range(4):
+        p, w, c = instance(family, 100 + seed, 28 + 3 * seed, 10**6)
+        check(p, w, c, meet_in_the_middle(w.tolist(), p.tolist(), c))
+
+
+@pytest.mark.parametrize("family", INTEGER_FAMILIES)
+def test_larger_instances_against_the_textbook_dp(family):
+    for seed, (n, R) in enumerate([(200, 100), (400, 300), (1000, 60)]):
+        p, w, c = instance(family, 200 + seed, n, R)
+        check(p, w, c, textbook(w, p, c))
+
+
+def test_a_selection_older_than_the_decision_bits_is_solved_again(monkeypatch):
+    """Each state keeps the decisions of the last WINDOW core items; with WINDOW = 2 nearly every recovery solves a
+    narrower core again, and must still return an optimal set."""
+    monkeypatch.setattr(engine, "WINDOW", 2)
+    resolves = 0
+    for family in ("strongly", "uncorrelated", "duplicates", "subset-sum"):
+        for seed in range(6):
+            p, w, c = instance(family, 300 + seed, 150, 200)
+            resolves += check(p, w, c, textbook(w, p, c)).resolves
+    assert resolves > 10
+
+
+def _force_extras(monkeypatch):
+    monkeypatch.setattr(engine, "PAIRING_STATES", 0)
+    monkeypatch.setattr(engine, "GCD_STATES", 0)
+    monkeypatch.setattr(engine, "SURROGATE_STATES", 0)
+
+
+def test_gcd_capacity_reduction(monkeypatch):
+    """Weights that are multiples of 7 and a capacity that is not: the capacity drops to a multiple of 7."""
+    _force_extras(monkeypatch)
+    fired = 0
+    for seed in range(20):
+        p, w, c = instance("uncorrelated", 400 + seed, 60, 100)
+        w = 7 * w
+        c = 7 * c + 1 + seed % 6
+        st = check(p, w, c, textbook(w, p, c))
+        fired += "gcd" in st.extras
+    assert fired >= 5
+
+
+def test_divisibility_of_values():
+    """Values that are multiples of 3 (profit ceiling): the upper bound drops to a multiple of 3 that still holds the
+    optimum, which lets the search stop as soon as z meets it."""
+    fired = 0
+    for seed in range(20):
+        p, w, c = instance("uncorrelated", 500 + seed, 40, 100)
+        p = 3 * p
+        opt = textbook(w, p, c)
+        eng = engine.Engine(p, w, c)
+        dantzig = _dantzig(p, w, c)
+        assert eng.ub == 3 * (dantzig // 3) >= opt
+        fired += "divisibility" in eng.fired
+        check(p, w, c, opt)
+    assert fired >= 5
+
+
+def _dantzig(p, w, c) -> int:
+    """floor of the LP bound, by exact fractions."""
+    from fractions import Fraction
+
+    total, room = Fraction(0), c
+    for i in sorted(range(len(p)), key=lambda i: -Fraction(int(p[i]), int(w[i]))):
+        take = min(1, Fraction(room, int(w[i])))
+        total += take * int(p[i])
+        room -= take * int(w[i])
+        if room == 0:
+            break
+    return int(total)
+
+
+@pytest.mark.parametrize("family, direction", [("strongly", "at most"), ("inverse-strongly", "at least")])
+def test_surrogate_relaxation_in_both_cardinality_directions(monkeypatch, family, direction):
+    """Strongly correlated instances pin the count from above (sum x <= b1), inverse strongly correlated ones from
+    below (sum x >= b1 + 1); the surrogate bound must never cut off the optimum, and its exact solve may raise z."""
+    _force_extras(monkeypatch)
+    seen = {"at most": 0, "at least": 0}
+    real_case = relax._case
+
+    def case(eng, lo, hi, card):
+        seen["at least" if lo < 0 else "at most"] += 1
+        return real_case(eng, lo, hi, card)
+
+    monkeypatch.setattr(relax, "_case", case)
+    fired = 0
+    for seed in range(16):
+        p, w, c = instance(family, 600 + seed, 80, 1000)
+        st = check(p, w, c, textbook(w, p, c))
+        fired += "surrogate" in st.extras
+    assert seen[direction] >= 4 and fired >= 2
+
+
+def test_surrogate_bounds_are_upper_bounds(monkeypatch):
+    """The bound itself, apart from the search: after the relaxation the engine's upper bound is >= the optimum."""
+    _force_extras(monkeypatch)
+    bounds = []
+    real = relax.surrogate
+
+    def surrogate(eng):
+        real(eng)
+        bounds.append((eng.ub, eng))
+
+    monkeypatch.setattr(relax, "surrogate", surrogate)
+    import knapsack_gpu.states.extras as extras
+
+    monkeypatch.setattr(extras, "surrogate", surrogate, raising=False)
+    for family in ("strongly", "inverse-strongly", "almost-strongly", "subset-sum"):
+        for seed in range(6):
+            p, w, c = instance(family, 700 + seed, 60, 500)
+            opt = textbook(w, p, c)
+            bounds.clear()
+            check(p, w, c, opt)
+            assert all(ub >= opt for ub, _ in bounds)
+
+
+def test_pairing_heuristic(monkeypatch):
+    _force_extras(monkeypatch)
+    fired = 0
+    for seed in range(20):
+        p, w, c = instance("weakly", 800 + seed, 120, 1000)
+        st = check(p, w, c, textbook(w, p, c))
+        fired += "pairing" in st.extras
+    assert fired >= 3
+
+
+def test_identical_items_enter_as_bundles():
+    """Spanner-like instances: a few item kinds, many copies each; the copies enter as binary bundles."""
+    rng = np.random.default_rng(9)
+    kinds_w, kinds_p = rng.integers(5, 60, 6), rng.integers(5, 90, 6)
+    pick = rng.integers(0, 6, 300)
+    w, p = kinds_w[pick], kinds_p[pick]
+    c = int(w.sum()) // 2
+    st = check(p, w, c, textbook(w, p, c))
+    assert st.bundled > 50 and st.core < 60
+
+
+def test_float_values_within_the_documented_tolerance():
+    for seed in range(10):
+        w, v, c = generate.float_values(np.random.default_rng(900 + seed), 30, 1000)
+        value, chosen = solve_items(np.asarray(v), np.asarray(w), c)
+        # the float DP of the textbook, in float64
+        f = np.zeros(c + 1)
+        for wi, vi in zip(w.tolist(), v.tolist(), strict=True):
+            f[wi:] = np.maximum(f[wi:], f[: c + 1 - wi] + vi)
+        assert int(w[chosen].sum()) <= c
+        assert abs(value - f[c]) <= 1e-9 * max(1.0, f[c])
+        assert abs(float(v[chosen].sum()) - value) <= 1e-9 * max(1.0, value)
+
+
+def test_sums_past_int64_run_in_python_integers():
+    """Weights near 2**62: their sum passes int64, so the engine runs on object arrays, exactly."""
+    rng = np.random.default_rng(10)
+    for _ in range(6):
+        n = 14
+        w = rng.integers(2**61, 2**62 - 1, n, dtype=np.int64)
+        p = rng.integers(2**58, 2**59, n, dtype=np.int64)
+        c = int(sum(int(x) for x in w)) // 3
+        check(p, w, c, brute_force(w.tolist(), p.tolist(), c)[0])
+
+
+def test_torch_ops_on_cpu_tensors_from_the_first_state():
+    for family in ("strongly", "uncorrelated", "spanner-strongly" if "spanner-strongly" in generate.FAMILIES else "weakly"):
+        p, w, c = instance(family, 1000, 200, 300)
+        st = check(p, w, c, textbook(w, p, c), ops=TorchOps(torch.device("cpu"), min_states=0))
+        assert st.state_updates > 0
+
+
+def test_the_search_pauses_at_its_budget_and_goes_on():
+    p, w, c = instance("strongly", 1100, 300, 1000)
+    s = Search(p, w, c)
+    assert not s.run(50)  # a budget far below what the search needs
+    value, chosen = s.incumbent()
+    assert value <= textbook(w, p, c)
+    assert s.run(None)
+    best, chosen = s.result()
+    assert best == textbook(w, p, c) and int(w[chosen].sum()) <= c
+
+
+def test_a_memory_limit_below_the_list_is_an_overflow_never_a_wrong_answer():
+    p, w, c = instance("strongly", 1200, 300, 10**6)
+    meter = Meter(40_000, torch.device("cpu"))
+    with pytest.raises(StatesOverflow, match="needs .* bytes"):
+        solve_items(p, w, c, meter=meter)
+
+
+@pytest.mark.parametrize("family", ["strongly", "almost-strongly", "inverse-strongly", "weakly"])
+def test_the_hand_over_to_a_dense_plan_is_exact(monkeypatch, family):
+    """A states budget of a few updates: the solver hands the incumbent to the dense plan, which must finish exactly."""
+    import knapsack_gpu.plan as plan
+
+    monkeypatch.setattr(plan, "STATES_MIN_UPDATES", 1)
+    monkeypatch.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
+    monkeypatch.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
+    for seed in range(4):
+        p, w, c = instance(family, 1300 + seed, 120, 200)
+        sol = knapsack_gpu.solve(w, p, c, device="cpu")
+        assert sol.stats["strategy"] != "states"
+        assert "states gave way" in sol.stats["plan_reason"]
+        assert sol.value == textbook(w, p, c) and sol.weight <= c
+
+
+BIG = 2**62 - 1
+numbers = st.one_of(st.integers(1, 30), st.integers(BIG - 2**20, BIG), st.integers(1, BIG))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 11).flatmap(lambda n: st.tuples(st.lists(numbers, min_size=n, max_size=n),
+                                                     st.lists(numbers, min_size=n, max_size=n))),
+       st.floats(0.05, 0.95))
+def test_engine_to_2_62(items, share):
+    weights, values = items
+    c = int(sum(weights) * share)
+    if c >= 2**62:
+        c = 2**62 - 1
+    check(np.array(values, dtype=np.int64), np.array(weights, dtype=np.int64), c, brute_force(weights, values, c)[0])
+
+
+@settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 10).flatmap(lambda n: st.tuples(st.lists(st.integers(1, 400), min_size=n, max_size=n),
+                                                     st.lists(numbers, min_size=n, max_size=n))),
+       st.integers(1, 1500))
+def test_hand_over_to_2_62(items, c):
+    """Values to 2**62 at capacities a dense row holds, with the states engine cut off at once."""
+    import knapsack_gpu.plan as plan
+
+    weights, values = items
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(plan, "STATES_MIN_UPDATES", 1)
+        m.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
+        m.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
+        try:
+            sol = knapsack_gpu.solve(weights, values, c, device="cpu")
+        except ValueError as exc:  # the optimum may pass int64: refused by the dense plan's dtype, and said so
+            assert "int64" in str(exc)
+            return
+    assert sol.value == brute_force(weights, values, c)[0]
+    assert sol.weight == sum(weights[i] for i in sol.selected) <= c
