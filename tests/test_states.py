@@ -220,7 +220,7 @@ def test_sums_past_int64_run_in_python_integers():
 
 
 def test_torch_ops_on_cpu_tensors_from_the_first_state():
-    for family in ("strongly", "uncorrelated", "spanner-strongly" if "spanner-strongly" in generate.FAMILIES else "weakly"):
+    for family in ("strongly", "uncorrelated", "spanner-strongly"):
         p, w, c = instance(family, 1000, 200, 300)
         st = check(p, w, c, textbook(w, p, c), ops=TorchOps(torch.device("cpu"), min_states=0))
         assert st.state_updates > 0
