@@ -4,8 +4,8 @@
 
 A run is :func:`provenance.machine`'s record plus the run's copy bandwidth. Every row also carries its run's commit
 (with its "+dirty" mark) and machine id, so a row read alone still says where and at which code it was measured.
-Merging keeps every source's runs; a later source's row replaces an earlier row of the same workload and contender
-where it stood.
+Merging keeps every source's runs; a later source's row replaces an earlier row of the same group, workload and
+contender where it stood (one instance may sit in two groups: kplib's n = 1000 ones are in public and in kplib).
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ def save(path: Path, runs: list[dict], rows: list[dict]) -> None:
 
 def merge(sources: list[tuple[list[dict], list[dict]]]) -> tuple[list[dict], list[dict]]:
     """All runs of all sources (a run met twice, e.g. in a merged file merged again, stays one) and their rows,
-    a later row replacing an earlier one of the same workload and contender in its place."""
+    a later row replacing an earlier one of the same group, workload and contender in its place."""
     runs: list[dict] = []
-    rows: dict[tuple[str, str], dict] = {}
+    rows: dict[tuple[str | None, str, str], dict] = {}
     for src_runs, src_rows in sources:
         index = []
         for run in src_runs:
@@ -62,5 +62,5 @@ def merge(sources: list[tuple[list[dict], list[dict]]]) -> tuple[list[dict], lis
                 runs.append(run)
             index.append(runs.index(run))
         for r in src_rows:
-            rows[r["workload"], r["contender"]] = stamp(r, runs, index[r["run"]])
+            rows[r.get("group"), r["workload"], r["contender"]] = stamp(r, runs, index[r["run"]])
     return runs, list(rows.values())

@@ -229,3 +229,14 @@ def test_each_group_opens_with_ours_against_the_fastest_right_rival(tmp_path, mo
     assert "| w2 | 1 (3x) | ortools-bb | 0.25 (3x) | 0.25x |" in md
     assert "| w3 | timeout after 60 s | ortools-bb | 5 (3x) | - |" in md
     assert "| w4 | 1 (3x) | none right |  |  |" in md
+
+
+def test_one_instance_in_two_groups_keeps_a_row_in_each_when_merged(tmp_path, monkeypatch):
+    monkeypatch.setattr(suite, "RESULTS", tmp_path)
+    monkeypatch.setattr(report, "plots", lambda *args: [])
+    kp = "kplib/00Uncorrelated_n01000_R10000_s000"
+    a = write(tmp_path / "a.json", "aaaa", [{**row(kp, "ours-numpy", 1.0), "group": "public"}])
+    b = write(tmp_path / "b.json", "bbbb", [{**row(kp, "ours-numpy", 2.0), "group": "kplib", "class": "Uncorrelated"}])
+    suite.merge([a, b], "ab")
+    _, rows = results.load(tmp_path / "ab.json")
+    assert [(r["group"], r["median_s"]) for r in rows] == [("public", 1.0), ("kplib", 2.0)]
