@@ -4,10 +4,14 @@
 
 With WARMUP=1 one untimed run comes first (its time is reported as cold_s): the first solve in a process pays for
 imports, kernel loading and first touch of fresh memory (~1.5 s/GB on the VM), which says nothing about the solver.
-TIME_LIMIT (seconds) goes to contenders with a time limit of their own; one that stops there unproven ends the row
-as a timeout. Prints one JSON line: seconds of each repeat, the selection's exact value and weight, the peak RSS of
-this process (VmHWM) and the peak before the first solve (imports and the instance), and the solver's own stats
-where it has them. Thread counts are pinned before torch is imported.
+WARMUP=auto: the first run is that warm-up when it took at most AUTO_WARMUP_S, else it is the one timed run (a
+solve of milliseconds is timed warm, one of minutes is not run twice). TIME_LIMIT (seconds) goes to contenders with
+a time limit of their own; one that stops there unproven ends the row as a timeout. Prints one JSON line: seconds
+of each repeat, the selection's exact value and weight (a value-only contender: its value, weight null), the peak
+RSS of this process (VmHWM) and the peak before the first solve (imports and the instance), the solver's own stats
+where it has them, and the solver's own clock per timed repeat (internal_s) where it reports one. A contender that
+refuses the instance (its input limits) prints status "skipped" and its reason without a run. Thread counts are
+pinned before torch is imported.
 """
 
 from __future__ import annotations
@@ -31,9 +35,12 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+AUTO_WARMUP_S = 1.0
+
+
 def main() -> None:
     name, workload, repeats, threads = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    warmup = len(sys.argv) > 5 and sys.argv[5] == "1"
+    warmup_arg = sys.argv[5] if len(sys.argv) > 5 else "0"
     limit = float(sys.argv[6]) if len(sys.argv) > 6 else None
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(threads)
@@ -48,10 +55,16 @@ def main() -> None:
     contender = CONTENDERS[name]
     limited = (limit,) if contender.time_limit and limit else ()
     w, v, cap = load(workload["source"])
+    why = contender.refuses and contender.refuses(w, v, cap)
+    if why:
+        print(json.dumps({"status": "skipped", "reason": why}))
+        return
     rss_before = peak_rss()
-    times = []
+    times, extras = [], []
     cold = None
-    for k in range(repeats + warmup):
+    warmup = warmup_arg in ("1", "auto")
+    k = 0
+    while k < repeats + warmup:
         t0 = time.perf_counter()
         try:
             result = contender.run(w, v, cap, *limited)
@@ -61,24 +74,33 @@ def main() -> None:
         selected = result[1]
         if torch.cuda.is_available():
             torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+        extra = result[2] if len(result) > 2 else None
+        if warmup and k == 0 and warmup_arg == "auto" and elapsed > AUTO_WARMUP_S:
+            warmup, repeats = False, 1  # too slow to run twice: this cold run is the one timed run
         if warmup and k == 0:
-            cold = time.perf_counter() - t0
+            cold = elapsed
         else:
-            times.append(time.perf_counter() - t0)
-    selected = sorted(int(i) for i in selected)
-    integral = np.asarray(v).dtype.kind in "iu"
-    value = int(np.asarray(v)[selected].astype(object).sum()) if integral else math.fsum(np.asarray(v)[selected])
-    out = {
-        "seconds": times,
-        "cold_s": cold,
-        "value": value,
-        "weight": int(np.asarray(w)[selected].sum()),
+            times.append(elapsed)
+            extras.append(extra or {})
+        k += 1
+    out = {"seconds": times, "cold_s": cold}
+    if selected is None:  # value only: nothing to compute the value or the weight from
+        out |= {"value": result[0], "weight": None}
+    else:
+        selected = sorted(int(i) for i in selected)
+        integral = np.asarray(v).dtype.kind in "iu"
+        value = int(np.asarray(v)[selected].astype(object).sum()) if integral else math.fsum(np.asarray(v)[selected])
+        out |= {"value": value, "weight": int(np.asarray(w)[selected].sum())}
+    out |= {
         "capacity": cap,
         "rss_peak": peak_rss(),
         "rss_before": rss_before,
         "stats": getattr(contender.run, "last_stats", None),
-        "extra": result[2] if len(result) > 2 else None,
+        "extra": extra,
     }
+    if extras and all("internal_ms" in e for e in extras):
+        out["internal_s"] = [e["internal_ms"] / 1e3 for e in extras]
     if torch.cuda.is_available():
         out["cuda_peak"] = torch.cuda.max_memory_allocated()
     print(json.dumps(out))

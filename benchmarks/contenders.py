@@ -5,12 +5,24 @@ integer instance is handed to them as memory = w / 10000, which they round back 
 
 Branch-and-bound contenders take a `time_limit` in seconds as well and stop themselves there; an answer they have
 not proven optimal raises :class:`TimeLimitReached`, which the suite reports as a timeout, not as an answer.
+
+A contender that returns a value and no selection (None: combo) is value only: the suite checks its value against
+the optimum but cannot check its feasibility. One that measures its own time returns {"internal_ms": ...} as its
+extra; the suite reports that beside its own wall time and uses it for the time ratios.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
+import platform
+import subprocess
+import sys
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -29,6 +41,9 @@ class Contender:
     # Seconds a solve may take, handed to the solver's own limit (the suite takes the smaller of this and --timeout).
     # None: the solver has no usable limit and the suite's subprocess timeout stops it.
     time_limit: float | None = None
+    # Why it cannot take this instance, from its arrays (weights int64, values, capacity), or None: input limits
+    # that n and C alone do not show (combo's int32 arrays).
+    refuses: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None
 
 
 def _torch_solver(name: str):
@@ -166,6 +181,123 @@ def _always() -> None:
     return None
 
 
+# Pisinger's combo and minknap (C), as the digneapy 0.2.5 wheel builds them: a benchmark-only dependency, never
+# imported by knapsack_gpu. The wheel is fetched once with pip into the cache folder and only the extension module
+# is unzipped from it (it links libstdc++ and libc only: the wheel's digneapy.libs/ holds libgomp for its other
+# module, parallel_ea).
+DIGNEAPY = "digneapy==0.2.5"
+DIGNEAPY_WHEEL = "digneapy-0.2.5-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+DIGNEAPY_SHA256 = "6d00a2a2c6c322e92610bd58f6e584a985c01f47bc2ad031db43ddaf1058ff4c"  # PyPI's file, as pip fetched it
+PISINGER_SO = "pisinger_cpp.cpython-311-x86_64-linux-gnu.so"
+CACHE_VAR = "KNAPSACK_BENCH_CACHE"
+INT32_LIMIT = 2**31
+
+
+def bench_cache() -> Path:
+    """Where benchmark-only downloads live: $KNAPSACK_BENCH_CACHE, else benchmarks/.cache (git-ignored)."""
+    return Path(os.environ.get(CACHE_VAR) or Path(__file__).resolve().parent / ".cache")
+
+
+@functools.cache
+def _pisinger_so() -> tuple[Path | None, str | None]:
+    """(path of pisinger_cpp's extension, None), downloading and unzipping it on first use, or (None, why not)."""
+    if sys.version_info[:2] != (3, 11):
+        return None, f"the digneapy 0.2.5 wheel is built for CPython 3.11 only (this is {platform.python_version()})"
+    if sys.platform != "linux" or platform.machine() != "x86_64":
+        here = f"{sys.platform} {platform.machine()}"
+        return None, f"the digneapy 0.2.5 wheel is built for x86_64 Linux only (this is {here})"
+    cache = bench_cache()
+    so = cache / "digneapy-0.2.5" / PISINGER_SO
+    if so.is_file():
+        return so, None
+    wheel = cache / DIGNEAPY_WHEEL
+    if not wheel.is_file():
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", DIGNEAPY, "-d", str(cache)]
+        cmd += ["--timeout", "30", "--retries", "1"]  # offline (CI): give up in a minute, not after pip's defaults
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            return None, f"pip download {DIGNEAPY} took over 600 s; put {DIGNEAPY_WHEEL} in {cache} by hand"
+        if p.returncode != 0 or not wheel.is_file():
+            last = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1][-200:]
+            return None, f"pip download {DIGNEAPY} into {cache} failed ({last}); put {DIGNEAPY_WHEEL} there by hand"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if digest != DIGNEAPY_SHA256:
+        return None, f"{wheel} has sha256 {digest}, not PyPI's {DIGNEAPY_SHA256}: delete it and run again"
+    so.parent.mkdir(parents=True, exist_ok=True)
+    part = so.with_name(f"{so.name}.{os.getpid()}.part")  # children may race: unzip beside it, then rename
+    with zipfile.ZipFile(wheel) as z:
+        part.write_bytes(z.read(PISINGER_SO))
+    part.replace(so)
+    return so, None
+
+
+def _pisinger_available() -> str | None:
+    return _pisinger_so()[1]
+
+
+@functools.cache
+def _pisinger_module():
+    import importlib.util
+
+    so, why = _pisinger_so()
+    if why:
+        raise RuntimeError(why)
+    spec = importlib.util.spec_from_file_location("pisinger_cpp", so)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _dantzig_bound(w: np.ndarray, v: np.ndarray, cap: int) -> float:
+    """The LP relaxation's value: items by efficiency, the break item taken in part."""
+    order = np.argsort(-(v / np.maximum(w, 1e-300)), kind="stable")
+    ws, vs = np.cumsum(w[order].astype(float)), np.cumsum(v[order].astype(float))
+    b = int(np.searchsorted(ws, cap, side="right"))
+    if b == len(w):
+        return float(vs[-1])
+    before_w, before_v = (ws[b - 1], vs[b - 1]) if b else (0.0, 0.0)
+    return before_v + (cap - before_w) * v[order[b]] / w[order[b]]
+
+
+def _pisinger_refuses(int_optimum: bool) -> Callable[[np.ndarray, np.ndarray, int], str | None]:
+    """What Pisinger's codes, as wrapped in digneapy, cannot take. int_optimum: it returns the optimum as a C int
+    (minknap; combo returns a long)."""
+
+    def refuses(w, v, cap):
+        w, v = np.asarray(w), np.asarray(v)
+        if v.dtype.kind not in "iu":
+            return "integer values only (its C code takes int32 arrays)"
+        if cap >= INT32_LIMIT:
+            return f"capacity {cap:.3g} >= 2^31: its C code takes an int32 capacity"
+        if len(w) and max(int(w.max()), int(v.max())) >= INT32_LIMIT:
+            return "a weight or value >= 2^31: its C code takes int32 arrays"
+        if int(w.sum()) <= cap:
+            # measured: combo dies of SIGSEGV, minknap returns a value no selection has (1712 for 15)
+            return "every item fits (sum of weights <= C): Pisinger's codes assume some item does not"
+        if int_optimum and _dantzig_bound(w, v, cap) >= INT32_LIMIT:
+            return "its optimum may pass 2^31 (LP bound) and it returns the optimum as a C int"
+        return None
+
+    return refuses
+
+
+def _pisinger(solver: str, selection: bool):
+    """combo_cpp / minknap_cpp(n, profits int32, weights int32, x int32, capacity) -> (milliseconds, optimum).
+
+    combo runs with its solution vector off (def = false in the wrapper) and leaves x untouched: value only.
+    minknap writes the optimal x (checked: feasible and of the optimum's value on all 26 kplib instances)."""
+
+    def run(w, v, cap):  # the suite has checked `refuses` before timing this
+        module = _pisinger_module()
+        p32, w32 = np.ascontiguousarray(v, dtype=np.int32), np.ascontiguousarray(w, dtype=np.int32)
+        x = np.zeros(len(w32), dtype=np.int32)  # int32, contiguous: pybind11 would otherwise write into a copy
+        ms, z = getattr(module, solver)(len(w32), p32, w32, x, int(cap))
+        return int(z), np.flatnonzero(x).tolist() if selection else None, {"internal_ms": ms}
+
+    return run
+
+
 CONTENDERS = {
     c.name: c
     for c in [
@@ -207,6 +339,22 @@ CONTENDERS = {
             _importable("ortools"),
             integer_values_only=True,
             time_limit=60,
+        ),
+        # Pisinger's expanding-core codes: a fixed states array (combo 1.5e6, minknap 6e5) whose overflow exit()s the
+        # process ("multiply, no space"): the suite reports that as failed, with what it printed. No time limit.
+        Contender(
+            "combo",
+            _pisinger("combo_cpp", selection=False),
+            _pisinger_available,
+            integer_values_only=True,
+            refuses=_pisinger_refuses(int_optimum=False),
+        ),
+        Contender(
+            "minknap",
+            _pisinger("minknap_cpp", selection=True),
+            _pisinger_available,
+            integer_values_only=True,
+            refuses=_pisinger_refuses(int_optimum=True),
         ),
     ]
 }

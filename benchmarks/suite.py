@@ -1,6 +1,7 @@
 """The benchmark suite: every contender on every workload, side by side, each run in its own process.
 
     python benchmarks/suite.py [--quick] [--large] [--threads 1] [--groups partitioner,seeds,public,kplib10k]
+    python benchmarks/suite.py --groups classes,kplib,jooken --contenders ours-numpy,combo --out tmp/combo
     python benchmarks/suite.py --groups public --workloads kplib/ --contenders ours-numpy,ortools-bb --list
     python benchmarks/suite.py --merge benchmarks/results/suite.json benchmarks/results/tmp/mine.json --out suite
 
@@ -10,12 +11,21 @@ thread count for every contender; peak memory is each child process's VmHWM. Con
 machine's memory (by their own formula), and torch's dense DPs beyond the cell budget, are listed as skipped with the
 reason; every solve runs under --timeout (branch and bound under its own shorter limit) and a solve that hits it is
 reported as a timeout. Public instances come from --instances, $KNAPSACK_INSTANCES or ../shared/instances.
+
+The classes, kplib and jooken groups (issue 15) put ours beside Pisinger's combo and minknap (C, from the digneapy
+0.2.5 wheel, fetched into $KNAPSACK_BENCH_CACHE or benchmarks/.cache on first use; CPython 3.11 only). Their solves
+take milliseconds to minutes whatever n*C says, so each contender's first run is a warm-up when it took at most a
+second, else the one timed run. combo reports a value only and times itself: its rows are judged on the value alone
+(feasibility unchecked), and the time ratios use its own clock. A contender that exits or crashes is "failed", with
+what it printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import signal
 import statistics
 import subprocess
 import sys
@@ -27,8 +37,21 @@ sys.path.insert(0, str(HERE))
 
 import provenance  # noqa: E402
 import results  # noqa: E402
+from child import AUTO_WARMUP_S  # noqa: E402
 from contenders import CONTENDERS  # noqa: E402
-from workloads import INSTANCES_VAR, instances, kplib10k, pareto_scale, partitioner_scale, public, seeds_scale  # noqa: E402
+from workloads import (  # noqa: E402
+    INSTANCES_VAR,
+    classes,
+    instances,
+    jooken,
+    kplib,
+    kplib10k,
+    load,
+    pareto_scale,
+    partitioner_scale,
+    public,
+    seeds_scale,
+)
 
 RESULTS = HERE / "results"
 EXACT = {
@@ -41,6 +64,7 @@ EXACT = {
     "ortools-dc",
 }
 EXACT |= {"ortools-bb"}  # its answers count only when it proved them optimal (else: timeout)
+EXACT |= {"combo", "minknap"}  # combo's value, having no selection, never sets the optimum others are judged by
 # Skipped beyond --cell-budget: their time and memory grow with n*C whatever the instance. Ours is not: its solver
 # prunes cells and chooses a plan per instance (issue 10), so --timeout bounds it instead.
 DENSE_ONLY = {"torch-dp", "torch-sliding-hirschberg"}
@@ -59,13 +83,22 @@ GROUP_CONTENDERS = {
     "pareto": ["ours-pareto-knee", "torch-dp-knee"],
     # issue 10's benchmark: ours against the best of OR-Tools (branch and bound, DP) and scipy's MILP
     "kplib10k": ["ours-numpy", "ortools-bb", "ortools-dc", "scipy-milp"],
+    # issue 15's: ours against Pisinger's expanding core (combo; minknap, its predecessor)
+    "kplib": ["ours-numpy", "combo", "minknap"],
+    "classes": ["ours-numpy", "combo", "minknap"],
+    "jooken": ["ours-numpy", "combo", "minknap"],
 }
+# Groups whose solves n*C does not predict: a first run of at most child.AUTO_WARMUP_S is a warm-up, else timed.
+AUTO_WARMUP = {"kplib", "classes", "jooken"}
 GROUPS = {  # the workloads of each group, from the parsed arguments
     "partitioner": lambda args: partitioner_scale(args.quick),
     "pareto": lambda args: pareto_scale(args.quick),
     "seeds": lambda args: seeds_scale(args.quick, args.large),
     "public": lambda args: public(args.quick, instances(args.instances)),
     "kplib10k": lambda args: kplib10k(args.quick, instances(args.instances)),
+    "kplib": lambda args: kplib(args.quick, instances(args.instances)),
+    "classes": lambda args: classes(args.quick),
+    "jooken": lambda args: jooken(args.quick, instances(args.instances)),
 }
 
 
@@ -83,7 +116,9 @@ def copy_bandwidth() -> float:
     return 2 * a.nbytes / best
 
 
-def repeats_for(name: str, cells: int, quick: bool) -> int:
+def repeats_for(name: str, cells: int, quick: bool, group: str = "") -> int:
+    if group in AUTO_WARMUP:
+        return 3 if quick else 5  # the child times one run only when the first took over a second
     if CONTENDERS[name].time_limit and cells > 10**8:
         return 1  # branch and bound's time does not follow n*C; one run under its time limit says enough
     if cells <= 10**8:
@@ -91,6 +126,12 @@ def repeats_for(name: str, cells: int, quick: bool) -> int:
     if cells <= 10**10:
         return 1 if quick else 3
     return 1
+
+
+@functools.cache
+def _arrays(source: str) -> tuple:
+    """A workload's (weights, values, capacity), loaded once for the contenders whose limits need them."""
+    return load(json.loads(source))
 
 
 def skip_reason(name: str, wl: dict, args) -> str | None:
@@ -101,6 +142,10 @@ def skip_reason(name: str, wl: dict, args) -> str | None:
     cells = wl["n"] * wl["capacity"]
     if c.integer_values_only and wl["source"].get("values") == "float":
         return "integer values only"
+    if c.refuses:
+        why = c.refuses(*_arrays(json.dumps(wl["source"], sort_keys=True)))
+        if why:
+            return why
     if c.memory is not None and c.memory(wl["n"], wl["capacity"]) > args.memory_budget:
         return f"out of memory: needs {c.memory(wl['n'], wl['capacity']) / 1e9:.1f} GB by its own formula"
     if name in DENSE_ONLY and cells > args.cell_budget:
@@ -119,45 +164,83 @@ def time_limit(name: str, args) -> float:
     return min(args.timeout, CONTENDERS[name].time_limit or args.timeout)
 
 
+def failure(returncode: int, stdout: str, stderr: str) -> dict:
+    """A child that exited non-zero or was killed: "out of memory" where it says so, else "failed", with how it
+    ended and the last of what it printed (a C solver's exit() message goes to stdout, a traceback to stderr)."""
+    if returncode < 0:
+        try:
+            how = f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"killed by signal {-returncode}"
+    else:
+        how = f"exit {returncode}"
+    printed = [line.strip() for line in (stdout + "\n" + stderr).splitlines() if line.strip()]
+    last = printed[-1] if printed else ""
+    status = "out of memory" if ("MemoryError" in last or "out of memory" in last.lower()) else "failed"
+    return {"status": status, "error": f"{how}: {' / '.join(printed[-3:])}"[-300:] if printed else how}
+
+
 def run_child(name: str, wl: dict, repeats: int, args) -> dict:
-    warmup = wl["n"] * wl["capacity"] <= WARMUP_CELLS
+    auto = wl["group"] in AUTO_WARMUP
+    warmup = auto or wl["n"] * wl["capacity"] <= WARMUP_CELLS
     limit = time_limit(name, args)
     cmd = [sys.executable, str(HERE / "child.py"), name, json.dumps(wl), str(repeats), str(args.threads)]
-    cmd += [str(int(warmup)), str(limit)]
+    cmd += ["auto" if auto else str(int(warmup)), str(limit)]
+    # auto: one run of up to `limit`, or a first run of at most a second and `repeats` more like it
+    timeout = limit + repeats * 10 * AUTO_WARMUP_S if auto else limit * (repeats + warmup)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * (repeats + warmup) + SLACK_S)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + SLACK_S)
     except subprocess.TimeoutExpired:
         return {"status": f"timeout after {limit:g} s"}
     if p.returncode != 0:
-        err = p.stderr.strip().splitlines()
-        last = err[-1] if err else f"exit {p.returncode}"
-        status = "out of memory" if ("MemoryError" in last or "out of memory" in last.lower()) else "error"
-        return {"status": status, "error": last[-300:]}
+        return failure(p.returncode, p.stdout, p.stderr)
     out = json.loads(p.stdout.strip().splitlines()[-1])
     out.setdefault("status", "ok")  # a solver stopped at its own limit reports "timeout after ..." itself
+    if "seconds" in out:
+        out["repeats"] = len(out["seconds"])  # auto warm-up: one timed run where the first was slow
     return out
 
 
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
 def judge(rows: list[dict], wl: dict) -> None:
-    """Mark every run against the optimum: the known one, else what the exact contenders agree on."""
+    """Mark every run against the optimum: the known one, else the best feasible selection of an exact contender.
+
+    A value-only contender (weight None: combo) is judged on its value; its feasibility stays unknown (feasible:
+    None). Its value never sets the optimum, and where it claims more than every checked selection, no one is
+    optimal: either it is wrong or the selections are, and nothing here can tell which ("disputed")."""
     ok = [r for r in rows if r["status"] == "ok"]
     if wl["group"] == "pareto":  # the answer is a budget: the knees must agree
         knees = {r["extra"]["knee"] for r in ok}
         for r in ok:
             r["verdict"] = f"knee {r['extra']['knee']:.4g}" + ("" if len(knees) == 1 else " (knees differ)")
         return
-    optimum = wl["optimum"]
-    if optimum is None:
-        exact = [r["value"] for r in ok if r["contender"] in EXACT and r["weight"] <= wl["capacity"]]
-        optimum = max(exact) if exact else None
+    optimum, known = wl["optimum"], wl["optimum"] is not None
+    claims = [r for r in ok if r["contender"] in EXACT and r["weight"] is None]
+    disputed = None
+    if not known:
+        checked = [r for r in ok if r["contender"] in EXACT and r["weight"] is not None]
+        optimum = max((r["value"] for r in checked if r["weight"] <= wl["capacity"]), default=None)
+        above = [r["value"] for r in claims if optimum is not None and not _same(r["value"], optimum)]
+        disputed = max((x for x in above if x > optimum), default=None)
     for r in ok:
-        r["feasible"] = r["weight"] <= wl["capacity"]
-        if not r["feasible"]:
+        value_only = r["weight"] is None
+        r["feasible"] = None if value_only else r["weight"] <= wl["capacity"]
+        if r["feasible"] is False:
             r["verdict"] = f"OVER CAPACITY by {r['weight'] - wl['capacity']}"
         elif optimum is None:
             r["verdict"] = "unchecked"
-        elif abs(r["value"] - optimum) <= 1e-9 * max(1.0, abs(optimum)):
+        elif disputed is not None and value_only and r["value"] > optimum and not _same(r["value"], optimum):
+            r["verdict"] = f"disputed: value only, {r['value']} above every checked selection ({optimum})"
+        elif disputed is not None and _same(r["value"], optimum):
+            who = ", ".join(sorted({c["contender"] for c in claims if c["value"] == disputed}))
+            r["verdict"] = f"disputed: {who} claims {disputed} (value only) against this {r['value']}"
+        elif _same(r["value"], optimum):
             r["verdict"] = "optimal"
+        elif value_only and known and r["value"] > optimum:
+            r["verdict"] = f"WRONG: value only, {r['value']} above the known optimum {optimum}"
         else:
             r["verdict"] = f"gap {(optimum - r['value']) / max(1e-300, abs(optimum)):.2e}"
         r["optimum"] = optimum
@@ -168,6 +251,8 @@ def summarize(r: dict) -> dict:
         return r
     r["median_s"] = statistics.median(r["seconds"])
     r["min_s"] = min(r["seconds"])
+    if r.get("internal_s"):  # the solver's own clock (combo's milliseconds), beside the suite's wall time
+        r["internal_median_s"] = statistics.median(r["internal_s"])
     return r
 
 
@@ -202,7 +287,7 @@ def print_selection(chosen: list[tuple[str, dict, list[str]]], args) -> None:
     for group, wl, names in chosen:
         for name in names:
             why = skip_reason(name, wl, args)
-            repeats = repeats_for(name, wl["n"] * wl["capacity"], args.quick)
+            repeats = repeats_for(name, wl["n"] * wl["capacity"], args.quick, group)
             plan = f"skip: {why}" if why else f"{repeats} repeat(s), at most {time_limit(name, args):g} s each"
             print(f"{group:<12} {wl['id']:<60} {name:<26} {plan}")
     print(f"{len(chosen)} workloads, {sum(len(names) for *_, names in chosen)} contender runs")
@@ -269,15 +354,17 @@ def main(argv: list[str] | None = None) -> int:
         wl_rows = []
         for name in names:
             base = {"workload": wl["id"], "group": group, "n": wl["n"], "capacity": wl["capacity"], "contender": name}
-            base = results.stamp(base, runs, 0)
+            base = results.stamp(base | ({"class": wl["class"]} if "class" in wl else {}), runs, 0)
             why = skip_reason(name, wl, args)
             if why:
                 wl_rows.append({**base, "status": "skipped", "reason": why})
                 continue
-            repeats = repeats_for(name, wl["n"] * wl["capacity"], args.quick)
+            repeats = repeats_for(name, wl["n"] * wl["capacity"], args.quick, group)
             r = summarize({**base, "repeats": repeats, **run_child(name, wl, repeats, args)})
             wl_rows.append(r)
-            line = f"{r['median_s']:.4f} s" if r["status"] == "ok" else r["status"]
+            line = f"{r['median_s']:.4f} s" if r["status"] == "ok" else f"{r['status']} {r.get('error', '')}"[:120]
+            if r.get("internal_median_s") is not None:
+                line += f" (its own clock {r['internal_median_s']:.4f} s)"
             print(f"{wl['id']:<60} {name:<26} {line}", flush=True)
         judge(wl_rows, wl)
         rows.extend(wl_rows)

@@ -1,8 +1,10 @@
 """The instances the suite runs: the partitioner's scale, the seeds' scale, and the public instances with optima.
 
-A workload is a JSON-able dict: {"id", "group", "n", "capacity", "source": {...}, "optimum" (or None)}. The source is
-either {"generator": name, "n", "capacity", "seed"} or {"file": path}; :func:`load` turns it into arrays, in the
-child process that times it.
+A workload is a JSON-able dict: {"id", "group", "n", "capacity", "source": {...}, "optimum" (or None)}, and for the
+classes, kplib and Jooken workloads a "class" (the per-class tables group by it). The source is one of
+{"generator": "partitioner", "n", "capacity", "seed"}, {"generator": family, "n", "R", "seed", "fraction"} (a family
+of knapsack_gpu.generate.FAMILIES: regenerable from the id alone) or {"file": path}; :func:`load` turns it into
+arrays, in the child process that times it.
 """
 
 from __future__ import annotations
@@ -85,19 +87,43 @@ QUICK_PUBLIC = {
 QUICK_KPLIB10K = {"kplib/00Uncorrelated_n10000_R10000_s000"}
 
 
-def _file(group: str, wid: str, path: Path, n: int, capacity: int, optimum: int | None) -> dict:
-    return {"id": wid, "group": group, "n": n, "capacity": capacity, "source": {"file": str(path)}, "optimum": optimum}
+def _file(group: str, wid: str, path: Path, n: int, capacity: int, optimum: int | None, cls: str = "") -> dict:
+    wl = {"id": wid, "group": group, "n": n, "capacity": capacity, "source": {"file": str(path)}, "optimum": optimum}
+    return wl | ({"class": cls} if cls else {})
 
 
-def _kplib(root: Path, group: str, n: int) -> list[dict]:
-    """kplib's instances with n items, one per class, with their computed optima."""
+def _kplib(root: Path, group: str, ns: tuple[int, ...]) -> list[dict]:
+    """kplib's instances with n in `ns` items, one per class (the class: its name without the number, e.g.
+    StronglyCorrelated), with their computed optima."""
     kplib = root / "kplib"
     optima = {r["file"]: int(r["optimum"]) for r in _manifest(kplib / "optima_computed.csv")}
     return [
-        _file(group, f"kplib/{r['file'][:-3]}", kplib / r["file"], n, int(r["capacity"]), optima.get(r["file"]))
+        _file(
+            group,
+            f"kplib/{r['file'][:-3]}",
+            kplib / r["file"],
+            int(r["n"]),
+            int(r["capacity"]),
+            optima.get(r["file"]),
+            r["file"].split("_")[0].lstrip("0123456789"),
+        )
+        for n in ns
         for r in _manifest(kplib / "manifest.csv")
         if int(r["n"]) == n
     ]
+
+
+def _jooken(root: Path, group: str, capacities: tuple[int, ...] | None = None) -> list[dict]:
+    """Jooken's instances (those of the given capacities; all when None), class "c=1e6" etc., with their optima
+    where Combo found one."""
+    jooken = root / "jooken"
+    out = []
+    for row in _manifest(jooken / "manifest.csv"):
+        opt, cap, path = int(row["optimum"]), int(row["capacity"]), jooken / row["file"]
+        if capacities is None or cap in capacities:
+            wid = f"jooken/{path.stem}"
+            out.append(_file(group, wid, path, int(row["n"]), cap, opt if opt >= 0 else None, f"c={_exp(cap)}"))
+    return out
 
 
 def public(quick: bool, root: Path) -> list[dict]:
@@ -105,15 +131,8 @@ def public(quick: bool, root: Path) -> list[dict]:
     known optima."""
     if quick:
         return [wl for wl in public(False, root) if wl["id"] in QUICK_PUBLIC]
-    out = []
-    jooken = root / "jooken"
-    for row in _manifest(jooken / "manifest.csv"):
-        opt = int(row["optimum"])
-        path = jooken / row["file"]
-        out.append(
-            _file("public", f"jooken/{path.stem}", path, int(row["n"]), int(row["capacity"]), opt if opt >= 0 else None)
-        )
-    out += _kplib(root, "public", 1000)
+    out = _jooken(root, "public")
+    out += _kplib(root, "public", (1000,))
     pis = root / "pisinger_knapPI_chuanyuxue"
     for path in sorted((pis / "large_scale").glob("knapPI_*")):
         n = int(path.name.split("_")[2])
@@ -126,8 +145,81 @@ def public(quick: bool, root: Path) -> list[dict]:
 def kplib10k(quick: bool, root: Path) -> list[dict]:
     """kplib's 13 classes at n = 10,000 (C ~ 2.5e7, n*C ~ 2.5e11): where branch and bound is strong and a dense DP
     alone is not the tool (issue 10)."""
-    out = _kplib(root, "kplib10k", 10_000)
+    out = _kplib(root, "kplib10k", (10_000,))
     return [wl for wl in out if wl["id"] in QUICK_KPLIB10K] if quick else out
+
+
+# issue 15: ours against Pisinger's combo (and minknap) on the classes where an expanding core is at home.
+QUICK_KPLIB = {
+    "kplib/02StronglyCorrelated_n01000_R10000_s000",
+    "kplib/03InverseStronglyCorrelated_n10000_R10000_s000",
+    "kplib/09SpannerStronglyCorrelated_n01000_R10000_s000",
+    "kplib/11ProfitCeiling_n10000_R10000_s000",
+    "kplib/12Circle_n01000_R10000_s000",
+}
+QUICK_JOOKEN = {
+    "jooken/n_400_c_1000000_g_14_f_0.3_eps_0_s_200",
+    "jooken/n_1200_c_1000000_g_2_f_0.1_eps_0_s_200",
+    "jooken/n_400_c_100000000_g_2_f_0.2_eps_0.1_s_100",
+    "jooken/n_600_c_100000000_g_6_f_0.1_eps_0_s_100",
+    "jooken/n_1000_c_100000000_g_10_f_0.2_eps_0_s_300",  # combo's states array overflows (measured)
+}
+
+
+def kplib(quick: bool, root: Path) -> list[dict]:
+    """All 26 shipped kplib instances: 13 classes at n = 1,000 and at n = 10,000 (R = 1e4)."""
+    out = _kplib(root, "kplib", (1000, 10_000))
+    return [wl for wl in out if wl["id"] in QUICK_KPLIB] if quick else out
+
+
+def jooken(quick: bool, root: Path) -> list[dict]:
+    """The shipped Jooken instances with C = 1e6 and C = 1e8 (c = 1e10 passes combo's int32 capacity)."""
+    out = _jooken(root, "jooken", (10**6, 10**8))
+    return [wl for wl in out if wl["id"] in QUICK_JOOKEN] if quick else out
+
+
+CLASSES = [
+    "uncorrelated",
+    "weakly",
+    "strongly",
+    "inverse-strongly",
+    "almost-strongly",
+    "subset-sum",
+    "similar-weights",
+    "spanner-uncorrelated",
+    "spanner-weakly",
+    "spanner-strongly",
+    "multiple-strongly",
+    "profit-ceiling",
+    "circle",
+]
+# Seed 1 for every workload (the id's "-s1"): numpy's default_rng(1), with knapsack_gpu.generate's definitions.
+# These are not kplib's s000 instances (another generator, another seed), nor any seed kplib ships: fresh instances
+# of the same classes, at ranges kplib does not have.
+CLASSES_SEED = 1
+QUICK_CLASSES = ["strongly", "inverse-strongly", "subset-sum", "spanner-strongly", "profit-ceiling", "circle"]
+
+
+def _exp(x: int) -> str:
+    """1e6 for 1000000."""
+    return f"{x:.0e}".replace("e+0", "e").replace("e+", "e")
+
+
+def class_workload(family: str, n: int, R: int, seed: int = CLASSES_SEED, fraction: float = 0.5) -> dict:
+    """A generated Pisinger class instance as a workload: id classes/<family>-n<n>-R<R>-s<seed>, its source the
+    generator's arguments (the capacity is computed here, as the child will regenerate it)."""
+    source = {"generator": family, "n": n, "R": R, "seed": seed, "fraction": fraction}
+    _, _, cap = load(source)
+    wid = f"classes/{family}-n{n}-R{_exp(R)}-s{seed}"
+    return {"id": wid, "group": "classes", "n": n, "capacity": cap, "source": source, "optimum": None, "class": family}
+
+
+def classes(quick: bool) -> list[dict]:
+    """The Pisinger classes at n in {1e3, 1e4}, R in {1e4, 1e5, 1e6, 1e7}, capacity half the weight sum. --quick:
+    six classes at (n = 1e3, R = 1e4) and (n = 1e4, R = 1e5), where combo's int32 capacity holds (C ~ 2.5e8)."""
+    if quick:
+        return [class_workload(f, n, R) for n, R in ((1000, 10**4), (10_000, 10**5)) for f in QUICK_CLASSES]
+    return [class_workload(f, n, 10**e) for n in (1000, 10_000) for e in (4, 5, 6, 7) for f in CLASSES]
 
 
 def load(source: dict) -> tuple[np.ndarray, np.ndarray, int]:
@@ -137,6 +229,11 @@ def load(source: dict) -> tuple[np.ndarray, np.ndarray, int]:
 
         inst = read_instance(source["file"])
         return np.asarray(inst.weights), np.asarray(inst.values), int(inst.capacity)
+    if source["generator"] != "partitioner":
+        from knapsack_gpu.generate import FAMILIES
+
+        rng = np.random.default_rng(source["seed"])
+        return FAMILIES[source["generator"]](rng, source["n"], R=source["R"], fraction=source["fraction"])
     from knapsack_gpu.generate import partitioner
 
     rng = np.random.default_rng(source["seed"])

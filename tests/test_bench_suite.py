@@ -114,3 +114,129 @@ def test_a_solver_stopped_at_its_own_time_limit_is_a_timeout_not_an_answer(tiny,
     out = suite.run_child(name, wl, 1, args(timeout=1e-9))  # nothing is proven optimal in 1 ns
     assert out["status"] == "timeout after 1e-09 s"
     assert "stopped at its 1e-09 s limit" in out["error"] and "value" not in out
+
+
+# Pisinger's codes (issue 15), faked: CI has no network and must not need the digneapy wheel. A child script that
+# swaps a fake in for "combo" and runs the real child stands in for benchmarks/child.py.
+FAKE_CHILD = """
+import os, signal, sys
+sys.path.insert(0, {bench!r})
+import contenders
+from contenders import Contender
+
+
+def run(w, v, cap):
+    how = {how!r}
+    if how == "exit":  # what combo does when its states array overflows: printf, then exit(-1)
+        print("multiply, no space", flush=True)
+        print("PROGRAM TERMINATED !!!", flush=True)
+        os._exit(255)
+    if how == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return {value}, None, {{"internal_ms": 1.5}}  # value only, and its own clock
+
+
+contenders.CONTENDERS["combo"] = Contender("combo", run, lambda: None, integer_values_only=True)
+import child
+
+child.main()
+"""
+
+
+def fake_combo(monkeypatch, tmp_path, how: str, value: int = 0) -> None:
+    bench = Path(suite.__file__).resolve().parent
+    (tmp_path / "child.py").write_text(FAKE_CHILD.format(bench=str(bench), how=how, value=value))
+    monkeypatch.setattr(suite, "HERE", tmp_path)
+
+
+@pytest.mark.parametrize("how, ended", [("exit", "exit 255"), ("segv", "killed by SIGSEGV")])
+def test_a_contender_that_exits_or_crashes_is_failed_with_what_it_printed(monkeypatch, tmp_path, tiny, how, ended):
+    wl, _ = tiny
+    fake_combo(monkeypatch, tmp_path, how)
+    out = suite.run_child("combo", wl, 3, args())
+    assert out["status"] == "failed" and out["error"].startswith(ended)
+    if how == "exit":
+        assert out["error"] == "exit 255: multiply, no space / PROGRAM TERMINATED !!!"
+    assert "value" not in out
+
+
+def test_a_value_only_contender_reports_its_value_and_its_own_clock(monkeypatch, tmp_path, tiny):
+    wl, optimum = tiny
+    fake_combo(monkeypatch, tmp_path, "answer", value=optimum)
+    out = suite.summarize({"status": "ok", **suite.run_child("combo", {**wl, "group": "classes"}, 3, args())})
+    assert out["status"] == "ok" and out["value"] == optimum and out["weight"] is None
+    assert out["repeats"] == 3 and len(out["seconds"]) == 3 and out["cold_s"] is not None  # auto: warmed up
+    assert out["internal_s"] == [0.0015] * 3 and out["internal_median_s"] == 0.0015
+
+
+def ok(contender: str, value: int, weight: int | None) -> dict:
+    return {"contender": contender, "status": "ok", "value": value, "weight": weight}
+
+
+def test_a_value_only_answer_is_judged_on_its_value_and_never_sets_the_optimum():
+    wl = {"group": "classes", "capacity": 100, "optimum": None}
+    rows = [ok("ours-numpy", 50, 99), ok("combo", 50, None), ok("minknap", 50, 100)]
+    suite.judge(rows, wl)
+    assert [r["verdict"] for r in rows] == ["optimal"] * 3
+    assert [r["feasible"] for r in rows] == [True, None, True]  # value only: feasibility unknown
+    rows = [ok("ours-numpy", 50, 99), ok("combo", 49, None)]
+    suite.judge(rows, wl)
+    assert rows[1]["verdict"] == "gap 2.00e-02" and rows[1]["optimum"] == 50
+    # combo alone: nothing to check its value against
+    rows = [{"contender": "ours-numpy", "status": "failed"}, ok("combo", 50, None)]
+    suite.judge(rows, wl)
+    assert rows[1]["verdict"] == "unchecked"
+    # combo claims more than every checked selection: one of them is wrong, and no answer counts as optimal
+    rows = [ok("ours-numpy", 50, 99), ok("combo", 51, None), ok("ours-numpy-dense", 48, 90)]
+    suite.judge(rows, wl)
+    assert rows[0]["verdict"] == "disputed: combo claims 51 (value only) against this 50"
+    assert rows[1]["verdict"] == "disputed: value only, 51 above every checked selection (50)"
+    assert rows[2]["verdict"] == "gap 4.00e-02"
+    # against a known optimum a larger value is simply wrong
+    rows = [ok("ours-numpy", 50, 99), ok("combo", 51, None)]
+    suite.judge(rows, {**wl, "optimum": 50})
+    assert rows[0]["verdict"] == "optimal"
+    assert rows[1]["verdict"] == "WRONG: value only, 51 above the known optimum 50"
+
+
+def test_pisingers_codes_refuse_what_their_int32_arrays_cannot_hold():
+    contenders = pytest.importorskip("contenders")
+    combo, minknap = contenders.CONTENDERS["combo"].refuses, contenders.CONTENDERS["minknap"].refuses
+    w, v = np.array([3, 4, 5]), np.array([4, 5, 6])
+    assert combo(w, v, 7) is None and minknap(w, v, 7) is None
+    assert "integer values only" in combo(w, v / 2, 7)
+    assert "capacity 2.15e+09 >= 2^31" in combo(np.array([2**31, 1]), v[:2], 2**31)
+    assert "a weight or value >= 2^31" in combo(w, np.array([4, 5, 2**31]), 7)
+    assert "every item fits" in combo(w, v, 12)
+    big = np.array([2**30, 2**30, 2**30])  # an optimum of 2^31 in a C int: minknap only
+    assert combo(w, big, 9) is None and "C int" in minknap(w, big, 9)
+
+
+def test_pisingers_codes_are_unavailable_beside_python_3_11(monkeypatch):
+    contenders = pytest.importorskip("contenders")
+    monkeypatch.setattr(sys, "version_info", (3, 12, 1, "final", 0))
+    why = contenders._pisinger_so.__wrapped__()[1]
+    assert why.startswith("the digneapy 0.2.5 wheel is built for CPython 3.11 only")
+
+
+def test_the_classes_are_regenerated_from_their_source_and_the_new_groups_list(capsys, tmp_path):
+    wl = workloads.class_workload("strongly", 1000, 10**6)
+    assert wl["id"] == "classes/strongly-n1000-R1e6-s1" and wl["class"] == "strongly"
+    assert wl["source"] == {"generator": "strongly", "n": 1000, "R": 10**6, "seed": 1, "fraction": 0.5}
+    w, v, cap = workloads.load(wl["source"])
+    assert cap == wl["capacity"] == int(0.5 * int(w.sum())) and (v == w + 10**5).all()
+    full = workloads.classes(False)
+    assert len(full) == 13 * 2 * 4 and len({x["id"] for x in full}) == len(full)
+    assert {x["source"]["seed"] for x in full} == {1}  # not kplib's s000
+    root = fake_instances(tmp_path)
+    (root / "jooken").mkdir()
+    (root / "jooken" / "manifest.csv").write_text(
+        "file,n,capacity,optimum\n"
+        + "".join(f"n_400_c_{c}_g_2_f_0.1_eps_0_s_100.in,400,{c},{c // 2}\n" for c in (10**6, 10**8, 10**10))
+    )
+    assert [x["class"] for x in workloads.jooken(False, root)] == ["c=1e6", "c=1e8"]  # c = 1e10: past int32
+    assert [x["n"] for x in workloads.kplib(False, root)] == [1000, 10_000]
+    assert workloads.kplib(False, root)[0]["class"] == "Uncorrelated"
+    listing = ["--groups", "kplib,jooken", "--instances", str(root), "--list", "--contenders", "ours-numpy"]
+    assert suite.main(listing) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "4 workloads, 4 contender runs"
