@@ -231,6 +231,51 @@ def test_each_group_opens_with_ours_against_the_fastest_right_rival(tmp_path, mo
     assert "| w4 | 1 (3x) | none right |  |  |" in md
 
 
+def pisinger_row(workload: str, contender: str, seconds: float, cls: str, verdict: str = "optimal", **kw) -> dict:
+    """A row of the classes group; a combo row carries its own clock beside the suite's wall time."""
+    r = {**row(workload, contender, seconds, verdict), "group": "classes", "class": cls, **kw}
+    if contender == "combo" and r["status"] == "ok":
+        r |= {"weight": None, "internal_median_s": seconds, "median_s": seconds + 0.5}  # wall time: not the ratio's
+    return r
+
+
+def test_the_per_class_table_takes_combos_own_clock_over_ours_where_both_were_right(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "plots", lambda *args: [])
+    rows = []
+    for wl, ours_s, combo_s in (("w1", 1.0, 0.1), ("w2", 0.2, 0.5), ("w3", 0.02, 0.001), ("w4", 3.0, 0.2)):
+        rows += [pisinger_row(wl, "ours-numpy", ours_s, "strongly"), pisinger_row(wl, "combo", combo_s, "strongly")]
+    rows += [
+        pisinger_row("w5", "ours-numpy", 1.0, "strongly"),
+        {**pisinger_row("w5", "combo", 0.0, "strongly"), "status": "failed", "error": "exit 255: multiply, no space"},
+        pisinger_row("w6", "ours-numpy", 1.0, "strongly"),
+        {**pisinger_row("w6", "combo", 0.0, "strongly"), "status": "skipped", "reason": "capacity >= 2^31"},
+        pisinger_row("w7", "ours-numpy", 1.0, "strongly", verdict="gap 1e-3"),
+        pisinger_row("w7", "combo", 0.3, "strongly"),
+        pisinger_row("wc1", "ours-numpy", 0.5, "circle"),
+        pisinger_row("wc1", "combo", 0.05, "circle"),
+        pisinger_row("wc1", "minknap", 0.06, "circle"),  # minknap: a table of its own
+    ]
+    runs = [{**META, "git_commit": "cccc"}]
+    md = report.write_report(runs, [results.stamp(r, runs, 0) for r in rows], tmp_path, "classes")
+    # combo/ours on w1..w4: 0.1, 2.5, 0.05, 0.0667 (median 0.0833); ours over 10x combo's time on w3 and w4; combo
+    # 0.1 s or more and ours slower on w1 and w4; w5: only ours right (combo failed); w6: combo skipped; w7: only
+    # combo right.
+    assert "| classes | strongly | 7 | 4 | 0.0833 | 0.05 | 2 | 2 | 1 | 1 | 1 |" in md
+    assert "| classes | circle | 1 | 1 | 0.1 | 0.1 | 0 | 0 | 0 | 0 | 0 |" in md
+    assert (
+        "**combo against ours-numpy, per class**: combo's own clock over ours' wall time (below 1: combo is faster), "
+        "on the 5 instances where both were right; median combo/ours 0.1, min 0.05; ours took over 10x combo's time "
+        "on 2 (w3, w4); combo took 0.1 s or more and ours longer on 2 (w1, w4)." in md
+    )
+    assert "**minknap against ours-numpy, per class**" in md and "| classes | circle | 1 | 1 | 0.12 | 0.12 |" in md
+    cells = table_cells(md)
+    assert cells["w1", "combo"][2:4] == ["0.6 (3x)", "0.10x"]  # the suite's wall time shown, the own clock compared
+    note = cells["w1", "combo"][report.COLUMNS.index("result")]
+    assert note == "optimal; value only: no selection, feasibility unchecked; its own clock 0.1 s (the ratios use it)"
+    assert cells["w5", "combo"][report.COLUMNS.index("result")] == "exit 255: multiply, no space"
+    assert "| w2 | 0.2 (3x) | combo | 0.5 own clock (3x) | 2.50x |" in md  # the fastest-rival table uses it too
+
+
 def test_one_instance_in_two_groups_keeps_a_row_in_each_when_merged(tmp_path, monkeypatch):
     monkeypatch.setattr(suite, "RESULTS", tmp_path)
     monkeypatch.setattr(report, "plots", lambda *args: [])
