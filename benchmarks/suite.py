@@ -177,7 +177,9 @@ def failure(returncode: int, stdout: str, stderr: str) -> dict:
     printed = [line.strip() for line in (stdout + "\n" + stderr).splitlines() if line.strip()]
     last = printed[-1] if printed else ""
     status = "out of memory" if ("MemoryError" in last or "out of memory" in last.lower()) else "failed"
-    return {"status": status, "error": f"{how}: {' / '.join(printed[-3:])}"[-300:] if printed else how}
+    tail = " / ".join(printed[-3:])
+    tail = tail if len(tail) <= 280 else last[:280]  # a traceback's last line says most: keep it whole, or its start
+    return {"status": status, "error": f"{how}: {tail}" if printed else how}
 
 
 def run_child(name: str, wl: dict, repeats: int, args) -> dict:

@@ -240,3 +240,9 @@ def test_the_classes_are_regenerated_from_their_source_and_the_new_groups_list(c
     listing = ["--groups", "kplib,jooken", "--instances", str(root), "--list", "--contenders", "ours-numpy"]
     assert suite.main(listing) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "4 workloads, 4 contender runs"
+
+
+def test_a_long_traceback_keeps_its_last_line_whole():
+    tb = "Traceback (most recent call last):\n  File x\n    raise MemoryError(" + "x" * 300 + ")\n"
+    tb += "MemoryError: needs 11.9 GiB"
+    assert suite.failure(1, "", tb) == {"status": "out of memory", "error": "exit 1: MemoryError: needs 11.9 GiB"}
