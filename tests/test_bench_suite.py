@@ -133,6 +133,10 @@ def run(w, v, cap):
         os._exit(255)
     if how == "segv":
         os.kill(os.getpid(), signal.SIGSEGV)
+    if how == "slow":
+        import time
+
+        time.sleep(1.2)
     return {value}, None, {{"internal_ms": 1.5}}  # value only, and its own clock
 
 
@@ -167,6 +171,15 @@ def test_a_value_only_contender_reports_its_value_and_its_own_clock(monkeypatch,
     assert out["status"] == "ok" and out["value"] == optimum and out["weight"] is None
     assert out["repeats"] == 3 and len(out["seconds"]) == 3 and out["cold_s"] is not None  # auto: warmed up
     assert out["internal_s"] == [0.0015] * 3 and out["internal_median_s"] == 0.0015
+
+
+def test_a_first_run_past_the_limit_is_a_timeout_where_the_suite_let_it_run_on(monkeypatch, tmp_path, tiny):
+    wl, optimum = tiny
+    fake_combo(monkeypatch, tmp_path, "slow", value=optimum)
+    out = suite.run_child("combo", {**wl, "group": "classes"}, 3, args(timeout=1.1))
+    assert out["status"] == "timeout after 1.1 s" and "value" not in out
+    out = suite.run_child("combo", {**wl, "group": "classes"}, 3, args(timeout=5))
+    assert out["status"] == "ok" and out["repeats"] == 1 and out["cold_s"] is None  # slow: timed once, cold
 
 
 def ok(contender: str, value: int, weight: int | None) -> dict:
