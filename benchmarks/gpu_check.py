@@ -39,9 +39,9 @@ from provenance import machine  # noqa: E402  (benchmarks/ is on the path: this 
 
 import knapsack_gpu  # noqa: E402
 from knapsack_gpu.backends import make_pass  # noqa: E402
+from knapsack_gpu.dense.passes.base import BitLayout, Job  # noqa: E402
+from knapsack_gpu.dense.passes.triton_pass import kernels  # noqa: E402
 from knapsack_gpu.memory import Meter, Workspace  # noqa: E402
-from knapsack_gpu.passes.base import BitLayout, Job  # noqa: E402
-from knapsack_gpu.passes.triton_pass import kernels  # noqa: E402
 from knapsack_gpu.testing import random_job, run_pass  # noqa: E402
 
 DEV = torch.device("cpu" if ARGS.smoke else "cuda")

@@ -4,7 +4,7 @@
 - :mod:`.tile`: k light items per launch over tiles with a halo (HBM traffic once per k items);
 - :mod:`.small`: every item in one launch when the profile fits one program (the partitioner's regime).
 
-All follow the pass contract in knapsack_gpu/passes/base.py, bit for bit.
+All follow the pass contract in knapsack_gpu/dense/passes/base.py, bit for bit.
 """
 
 from . import item, small, tile

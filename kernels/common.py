@@ -1,4 +1,4 @@
-"""The per-item update every kernel applies, written once (see knapsack_gpu/passes/base.py for the contract)."""
+"""The per-item update every kernel applies, written once (see knapsack_gpu/dense/passes/base.py for the contract)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Kernel 1: one item over a capacity range, fused: one read of f(c), one of f(c - w), one write, the decision bit.
 
-Semantics are the pass contract of knapsack_gpu/passes/base.py for ping-pong rows: the launch covers every cell where
-the output row may differ from the input (this item's range and what the previous launch changed, see
+Semantics are the pass contract of knapsack_gpu/dense/passes/base.py for ping-pong rows: the launch covers every cell
+where the output row may differ from the input (this item's range and what the previous launch changed, see
 passes/triton_pass.py), writing f(c) outside the item's [lo, hi], the update inside, and the prefix value V_j above
 top in standard mode. Decision bits are OR-ed into the item's plane of the (zeroed) table where the item is taken.
 """

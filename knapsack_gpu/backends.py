@@ -10,9 +10,9 @@ import os
 
 import torch
 
+from .dense.passes.base import ForwardPass
 from .dtypes import SUPPORTED
 from .memory import Workspace
-from .passes.base import ForwardPass
 from .progress import Progress
 
 ENV_BACKEND = "KNAPSACK_GPU_BACKEND"
@@ -47,7 +47,7 @@ def triton_interpreting() -> bool:
 
 def have_triton() -> bool:
     """Whether the Triton kernels can load (triton installed)."""
-    from .passes.triton_pass import kernels
+    from .dense.passes.triton_pass import kernels
 
     return kernels() is not None
 
@@ -87,15 +87,15 @@ def make_pass(
     name: str, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Progress | None = None
 ) -> ForwardPass:
     if name == "numpy":
-        from .passes.numpy_pass import NumpyPass
+        from .dense.passes.numpy_pass import NumpyPass
 
         return NumpyPass(device, dtype, ws, progress)
     if name == "torch":
-        from .passes.torch_pass import TorchPass
+        from .dense.passes.torch_pass import TorchPass
 
         return TorchPass(device, dtype, ws, progress)
     if name == "triton":
-        from .passes.triton_pass import TritonPass
+        from .dense.passes.triton_pass import TritonPass
 
         return TritonPass(device, dtype, ws, progress)
     raise ValueError(f"unknown backend {name!r}")

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 
 from .backends import make_pass, resolve_backend, resolve_device
-from .backtrack import backtrack
+from .dense.backtrack import backtrack
+from .dense.passes.base import BitLayout, Job
 from .memory import Meter, Workspace, default_limit
-from .passes.base import BitLayout, Job
 from .problem import make_instance
 from .quantize import check, quantize, values
 from .reduce import reduce

@@ -22,8 +22,9 @@ import numpy as np
 
 from . import bounds as bounds_mod
 from .arith import exact_sum
+from .dense import windows
+from .dense.passes.base import ForwardPass, Job
 from .dtypes import fits, numpy_dtype
-from .passes.base import ForwardPass, Job
 from .reduce import Reduced
 
 STRATEGIES = ("auto", "closed", "states", "pruned", "dense")
@@ -104,9 +105,9 @@ def _window_fn(w: np.ndarray, v: np.ndarray, sorted_order: bool):
 
     def fn(a: int, b: int, lo: int, hi: int, cap: int, reach: float):
         if sorted_order:
-            return bounds_mod.sorted_windows(w[lo:hi], v[lo:hi], cap, reach, start=a - lo, stop=b - lo)
+            return windows.sorted_windows(w[lo:hi], v[lo:hi], cap, reach, start=a - lo, stop=b - lo)
         rest = np.r_[lo:a, b:hi]
-        return bounds_mod.slope_windows(w[a:b], v[a:b], cap, reach, extra=(w[rest], v[rest]))
+        return windows.slope_windows(w[a:b], v[a:b], cap, reach, extra=(w[rest], v[rest]))
 
     return fn
 

@@ -16,10 +16,10 @@ import torch
 from . import plan as plan_mod
 from .arith import exact_sum
 from .backends import make_pass, resolve_backend, resolve_device
+from .dense.recover import Recovery
 from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit, format_bytes
 from .problem import Instance, make_instance
 from .progress import Progress, check_progress
-from .recover import Recovery
 from .reduce import Reduced, reduce
 from .states import Search, StatesOverflow, StatesStats, make_ops
 

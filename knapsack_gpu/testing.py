@@ -6,10 +6,10 @@ import numpy as np
 import torch
 
 from .backends import make_pass
-from .backtrack import bit_array
+from .dense.backtrack import bit_array
+from .dense.passes.base import BitLayout, Job
 from .dtypes import numpy_dtype
 from .memory import Meter, Workspace
-from .passes.base import BitLayout, Job
 
 
 def random_job(

@@ -15,8 +15,8 @@ from conftest import HAS_CUDA, HAS_TRITON
 from oracle import assert_feasible, assert_value
 
 import knapsack_gpu
+from knapsack_gpu.dense.passes.base import BitLayout
 from knapsack_gpu.memory import Meter, Workspace
-from knapsack_gpu.passes.base import BitLayout
 from knapsack_gpu.plan import dense, min_bytes, single_pass_bytes
 from knapsack_gpu.problem import make_instance
 from knapsack_gpu.reduce import reduce
@@ -32,7 +32,7 @@ DTYPES = [torch.int32, torch.int64, torch.float32, torch.float64]
 @pytest.fixture(params=["small", "item", "tile"])
 def kernel_path(request, monkeypatch):
     """Which kernel runs: the one-launch small kernel, the single-item kernel, or multi-item tiles."""
-    k = knapsack_gpu.passes.triton_pass.kernels()
+    k = knapsack_gpu.dense.passes.triton_pass.kernels()
     if request.param != "small":
         monkeypatch.setattr(k.small, "MAX_LENGTH", 0)
     if request.param == "item":
@@ -64,7 +64,7 @@ def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
 @pytest.mark.parametrize("k", range(1, 9))
 def test_tile_runs_of_k_items_equal_k_single_passes(k, monkeypatch):
     """Light items grouped k at a time, halos crossing tile edges, against single-item passes."""
-    kern = knapsack_gpu.passes.triton_pass.kernels()
+    kern = knapsack_gpu.dense.passes.triton_pass.kernels()
     monkeypatch.setattr(kern.small, "MAX_LENGTH", 0)
     monkeypatch.setattr(kern.tile, "BLOCK", 64)
     monkeypatch.setattr(kern.tile, "HALO_MAX", 30)

@@ -146,9 +146,9 @@ def test_flop_sized_values_are_exact_in_int64():
 def test_recorded_half_split_reads_the_right_half_off_its_own_pass():
     """Room for the bit table of the last 60% of the items: B (that 60%) is recorded during the split pass, A
     recurses."""
+    from knapsack_gpu.dense.passes.base import BitLayout, Job
+    from knapsack_gpu.dense.passes.numpy_pass import NumpyPass
     from knapsack_gpu.memory import Meter, Workspace
-    from knapsack_gpu.passes.base import BitLayout, Job
-    from knapsack_gpu.passes.numpy_pass import NumpyPass
     from knapsack_gpu.plan import min_bytes
 
     w, v, cap, best = _hirschberg_case("uncorrelated", 0)

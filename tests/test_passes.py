@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from knapsack_gpu.passes import numpy_pass
+from knapsack_gpu.dense.passes import numpy_pass
 from knapsack_gpu.reference import reference_profile
 from knapsack_gpu.testing import random_job, run_pass
 

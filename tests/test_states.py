@@ -265,9 +265,12 @@ numbers = st.one_of(st.integers(1, 30), st.integers(BIG - 2**20, BIG), st.intege
 
 
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(1, 11).flatmap(lambda n: st.tuples(st.lists(numbers, min_size=n, max_size=n),
-                                                     st.lists(numbers, min_size=n, max_size=n))),
-       st.floats(0.05, 0.95))
+@given(
+    st.integers(1, 11).flatmap(
+        lambda n: st.tuples(st.lists(numbers, min_size=n, max_size=n), st.lists(numbers, min_size=n, max_size=n))
+    ),
+    st.floats(0.05, 0.95),
+)
 def test_engine_to_2_62(items, share):
     weights, values = items
     c = int(sum(weights) * share)
@@ -277,9 +280,14 @@ def test_engine_to_2_62(items, share):
 
 
 @settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(1, 10).flatmap(lambda n: st.tuples(st.lists(st.integers(1, 400), min_size=n, max_size=n),
-                                                     st.lists(numbers, min_size=n, max_size=n))),
-       st.integers(1, 1500))
+@given(
+    st.integers(1, 10).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, 400), min_size=n, max_size=n), st.lists(numbers, min_size=n, max_size=n)
+        )
+    ),
+    st.integers(1, 1500),
+)
 def test_hand_over_to_2_62(items, c):
     """Values to 2**62 at capacities a dense row holds, with the states engine cut off at once."""
     import knapsack_gpu.plan as plan

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .. import recover
+from ..dense import recover
 from ..memory import format_bytes
 from ..solver import HOST_BYTES_PER_ITEM
 from .shard import ITEMSIZE, ShardedPass, ShardJob

@@ -34,9 +34,9 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from ..arith import saturating_cumsum
-from ..memory import Meter, Workspace, element_size
-from ..progress import Progress
+from ...arith import saturating_cumsum
+from ...memory import Meter, Workspace, element_size
+from ...progress import Progress
 
 # Per-item scalars reach the hot loops as Python lists, this many items at a time: list entries cost ~40 bytes each,
 # so a whole million-item schedule as lists would be hundreds of MB; chunks keep it to a few hundred KB.

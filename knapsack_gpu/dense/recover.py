@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .memory import format_bytes
+from ..memory import format_bytes
+from ..plan import min_bytes, single_pass_bytes
 from .passes.base import BitLayout, ForwardPass, Job, round8
-from .plan import min_bytes, single_pass_bytes
 
 # (pass start, pass stop, sub-problem start, sub-problem stop, capacity, value to reach) -> (lo, hi) windows of the
 # pass's items (job indices); None for an unpruned plan.
