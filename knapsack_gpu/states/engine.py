@@ -288,7 +288,7 @@ class Engine:
         NP = ops.outer_add(P, ops.put(cp))
         NV = ops.outer_or(V & ~mask, ops.put(cv))
         o = ops.argsort(NW)
-        mW, mP, mV = NW[o], NP[o], NV[o]
+        mW, mP = ops.take(NW, o), ops.take(NP, o)
         num = self.num
         # extremes of the candidates (the list is sorted in both W and P): they bound the fathoming products
         self._span = (
@@ -297,7 +297,7 @@ class Engine:
             int(W[0]) + int(cw.min()),
             int(W[s - 1]) + int(cw.max()),
         )
-        self._prune(mW, mP, mV)
+        self._prune(mW, mP, NV, o)
 
     def _place(self) -> None:
         """Host numpy for short lists, the device's torch ops from ``device_ops.min_states`` states on."""
@@ -329,17 +329,19 @@ class Engine:
         self._done()
         return StatesOverflow(message, m, m * BYTES_PER_STATE, self.z, selection_or_none(self, self.inc))
 
-    def _prune(self, mW, mP, mV) -> None:
+    def _prune(self, mW, mP, NV, o) -> None:
+        """Dominance, incumbent and fathoming over the merged candidates (weights mW, values mP; decision bits NV
+        before the merge order o, gathered only for the survivors)."""
         ops, c, num = self.ops, self.c, self.num
         m = int(mW.shape[0])
         cm = ops.cummax(mP)
         k = ops.index_le(mW, c)
         if k and num(cm[k - 1]) > self.z:
             j = ops.argmax(mP[:k])
-            self.improve(Incumbent(num(mP[j]), state=(num(mP[j]), int(mW[j]), int(mV[j]), len(self.entries))))
+            self.improve(Incumbent(num(mP[j]), state=(num(mP[j]), int(mW[j]), int(NV[o[j]]), len(self.entries))))
         keep = ops.bools(m)
         keep[0] = True
-        keep[1:] = mP[1:] > cm[:-1]
+        ops.greater(mP[1:], cm[:-1], keep[1:])
         t = self.right.peek(self.gap)
         s = self.left.peek(self.gap)
         if k:
@@ -354,12 +356,12 @@ class Engine:
                 keep[k:] &= self._fathom(mP[k:], mW[k:], s)
         idx = ops.nonzero(keep)
         if idx.shape[0] > 1:
-            wk = mW[idx]
+            wk = ops.take(mW, idx)
             last = ops.bools(int(idx.shape[0]))
             last[-1] = True
             last[:-1] = wk[1:] != wk[:-1]  # of equal weights, the last (most valuable) state survives
-            idx = idx[last]
-        self.W, self.P, self.V = mW[idx], mP[idx], mV[idx]
+            idx = ops.take(idx, ops.nonzero(last))
+        self.W, self.P, self.V = ops.take(mW, idx), ops.take(mP, idx), ops.take(NV, ops.take(o, idx))
         self.stats.peak_states = max(self.stats.peak_states, int(idx.shape[0]))
 
     def _fathom(self, P, W, item: int):
@@ -370,7 +372,16 @@ class Engine:
         z1, c = self.z1, self.c
         p0, p1, w0, w1 = self._span
         amax, bmax = max(abs(p0 - z1), abs(p1 - z1)), max(abs(c - w0), abs(c - w1))
-        if self.big or (amax * wi < exact.SAFE_PRODUCT and bmax * pi < exact.SAFE_PRODUCT):
+        if self.big:
+            return (P - z1) * wi + (c - W) * pi >= 0
+        rhs = z1 * wi - c * pi
+        if (
+            max(abs(p0), abs(p1)) * wi < exact.SAFE_PRODUCT
+            and max(abs(w0), abs(w1)) * pi < exact.SAFE_PRODUCT
+            and abs(rhs) < exact.SAFE_PRODUCT
+        ):
+            return P * wi - W * pi >= rhs  # the same test in four passes instead of six
+        if amax * wi < exact.SAFE_PRODUCT and bmax * pi < exact.SAFE_PRODUCT:
             return (P - z1) * wi + (c - W) * pi >= 0
         ops = self.ops
         a, b = ops.host(P) - z1, c - ops.host(W)

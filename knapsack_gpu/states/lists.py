@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+CUMMAX_TORCH = 4096
 _TORCH = {np.dtype(np.int64): torch.int64, np.dtype(np.float64): torch.float64, np.dtype(np.bool_): torch.bool}
 
 
@@ -30,10 +31,22 @@ class NumpyOps:
         return np.searchsorted(a, v, side="right" if right else "left")
 
     def cummax(self, a):
+        # torch's CPU cummax runs 0.7 ns an int64 against numpy's accumulate at 2.5 (measured on one EPYC thread at
+        # 4e5 entries), so long arrays borrow it without a copy; short ones stay with numpy (torch's call costs ~5 us)
+        if a.size > CUMMAX_TORCH and a.dtype != object:
+            return torch.cummax(torch.from_numpy(a), 0).values.numpy()
         return np.maximum.accumulate(a)
+
+    def greater(self, a, b, out) -> None:
+        np.greater(a, b, out=out)
 
     def nonzero(self, mask):
         return np.flatnonzero(mask)
+
+    def take(self, a, idx):
+        """a[idx] for an index array: np.take is a third faster than fancy indexing (and boolean masks are ten
+        times slower than either: compress with nonzero first)."""
+        return np.take(a, idx)
 
     def argsort(self, a):
         return np.argsort(a, kind="stable")
@@ -91,8 +104,14 @@ class TorchOps(NumpyOps):
     def cummax(self, a):
         return torch.cummax(a, 0).values
 
+    def greater(self, a, b, out) -> None:
+        torch.gt(a, b, out=out)
+
     def nonzero(self, mask):
         return torch.nonzero(mask).squeeze(1)
+
+    def take(self, a, idx):
+        return a[idx]
 
     def argsort(self, a):
         return torch.argsort(a, stable=True)
