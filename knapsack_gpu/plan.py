@@ -37,9 +37,10 @@ ENV_STRATEGY = "KNAPSACK_GPU_STRATEGY"
 # update 40-60 ns (numpy ops on the list), some 30 array ops per item of the states list.
 CELL_BYTE_SECONDS = 0.25e-9
 ITEM_SECONDS = 5e-6
-# One state update of the states engine (a candidate state through merge, dominance and fathoming): 20-30 ns
-# measured on one CPU thread at 1e5-1e6 states (numpy ops on the list).
-STATE_SECONDS = 25e-9
+# One state update of the states engine (a candidate state through merge, dominance and fathoming): 7-16 ns
+# measured on one CPU thread at 1e4-1e6 states (numpy ops on the list; multiple strongly correlated, circle and
+# spanner classes at n=10,000).
+STATE_SECONDS = 10e-9
 # Before the dense plan is known the states engine may spend this share of a full dense pass's estimated time
 # (at least STATES_MIN_UPDATES); then up to STATES_BUDGET_SHARE of the chosen dense plan's.
 STATES_FIRST_SHARE = 0.01
