@@ -1,7 +1,8 @@
 """The public entry points: :func:`solve` and :func:`profile`.
 
-problem (validate) -> reduce (exact reductions, bounds, variable fixing, dtype) -> plan (closed, states, pruned or
-dense) -> states list, or passes driven by recover (bit table or Hirschberg) -> the selection, checked.
+problem (validate) -> the states engine (:mod:`knapsack_gpu.states`) under a work budget -> reduce (exact reductions,
+bounds, variable fixing from the states engine's incumbent, dtype) -> plan (closed, pruned or dense) -> passes driven
+by recover (:mod:`knapsack_gpu.dense`: bit table or Hirschberg) -> the selection, checked.
 """
 
 from __future__ import annotations
@@ -40,11 +41,15 @@ class Solution:
         weight: their total weight (<= capacity).
         stats: how it was solved: ``strategy`` ("reduced": nothing left after the reductions, "closed": the bounds
             met, "states", "pruned-bits", "pruned-hirschberg", "dense-bits", "dense-hirschberg"), ``device``,
-            ``backend``, ``dtype``, ``reductions``, ``fixed`` ({"in", "out"} items fixed by the bounds),
-            ``lower_bound`` / ``upper_bound`` (of what reached the plan), ``items`` and ``profile_length`` (what
-            reached the DP), ``cell_updates`` against ``full_cells`` (n * (C + 1)), ``peak_states``,
-            ``passes``, ``item_passes``, ``leaves``, ``depth``, ``peak_bytes`` (working memory the solver
-            counted, per-item host state included on the CPU), ``memory_limit``, ``plan_reason``, ``seconds``.
+            ``backend``, ``dtype``, ``reductions``, ``fixed`` ({"in", "out"} items fixed by Dembo-Hammer: by the
+            states engine before they entered its core, or by the bounds of a dense plan), ``lower_bound`` /
+            ``upper_bound`` (of what reached the plan), ``items`` and ``profile_length`` (what reached the DP),
+            ``cell_updates`` against ``full_cells`` (n * (C + 1)), ``peak_states``, ``passes``, ``item_passes``,
+            ``leaves``, ``depth``, ``peak_bytes`` (working memory the solver counted, per-item host state included
+            on the CPU), ``memory_limit``, ``plan_reason``, ``seconds``. Where the states engine ran, also
+            ``core`` (items and bundles that entered its core), ``state_updates``, ``bundled`` (items that entered
+            in bundles of identical items), ``extras`` (of "gcd", "divisibility", "surrogate", "pairing": those
+            that changed something) and ``resolves`` (narrower cores solved again to recover the selection).
     """
 
     value: int | float
