@@ -304,3 +304,18 @@ def test_hand_over_to_2_62(items, c):
             return
     assert sol.value == brute_force(weights, values, c)[0]
     assert sol.weight == sum(weights[i] for i in sol.selected) <= c
+
+
+def test_a_states_overflow_under_the_memory_limit_falls_back_to_a_dense_plan():
+    """auto: the states list outgrows a limit that a dense plan fits in, so the dense plan answers, exactly; forced
+    states under the same limit: a MemoryError that names the states and the dense plan's need."""
+    p, w, c = instance("strongly", 1400, 200, 300)
+    free = knapsack_gpu.solve(w, p, c, device="cpu", strategy="states")
+    dense = knapsack_gpu.solve(w, p, c, device="cpu", strategy="pruned")
+    assert dense.stats["peak_bytes"] < free.stats["peak_bytes"]
+    limit = (dense.stats["peak_bytes"] + free.stats["peak_bytes"]) // 2
+    sol = knapsack_gpu.solve(w, p, c, device="cpu", memory_limit=limit)
+    assert sol.stats["strategy"] != "states" and sol.stats["peak_bytes"] <= limit
+    assert sol.value == free.value == textbook(w, p, c) and sol.weight <= c
+    with pytest.raises(MemoryError, match="states list needs .* a dense plan would need at least"):
+        knapsack_gpu.solve(w, p, c, device="cpu", strategy="states", memory_limit=limit)
