@@ -159,9 +159,6 @@ class Units:
             return self.num(self.p[u]), int(self.w[u])
         return self.bp[u - self.n], self.bw[u - self.n]
 
-    def d_of(self, u: int):
-        return self.d[u] if u < self.n else self.bd[u - self.n]
-
     def items(self, u: int) -> np.ndarray:
         return np.array([u]) if u < self.n else self.members[u - self.n]
 
@@ -215,15 +212,11 @@ class Side:
         self.pool = items
         self.keys, self.units, self.right = keys, units, right
         self.d = units.d
-        self.buf: list[int] = []
+        self.buf: list[int] = []  # the sorted chunk being handed out (units)
+        self.bufd: list = []  # their reduced costs, as Python numbers (the per-item test runs in Python)
         self.pos = 0
         self.chunk = FIRST_CHUNK
         self.fixed = 0  # items dropped by the Dembo-Hammer test
-
-    def open(self, d_i, gap) -> bool:
-        """Whether a unit with reduced cost d_i can still be flipped in a solution above the incumbent (``gap``
-        as in :meth:`Engine.gap`)."""
-        return d_i >= -gap if self.right else d_i <= gap
 
     def peek(self, gap) -> int | None:
         """The next unit nearest the break (None when nothing unfixed is left); refills at ``gap``."""
@@ -232,13 +225,18 @@ class Side:
         return self.buf[self.pos] if self.pos < len(self.buf) else None
 
     def take(self, gap) -> int | None:
-        """Pop units until one passes the fixing test at ``gap``; None when the side is exhausted."""
+        """Pop units until one can still be flipped in a solution better than the incumbent (Dembo-Hammer at
+        ``gap``, see :meth:`Engine._refresh`: reduced cost >= -gap on the right, <= gap on the left); None when the
+        side is exhausted."""
+        low = -gap
         while True:
-            u = self.peek(gap)
-            if u is None:
-                return None
+            if self.pos == len(self.buf):
+                self._refill(gap)
+                if not self.buf:
+                    return None
+            u, d = self.buf[self.pos], self.bufd[self.pos]
             self.pos += 1
-            if self.open(self.units.d_of(u), gap):
+            if (d >= low) if self.right else (d <= gap):
                 return u
             self.fixed += 1 if u < self.units.n else int(self.units.members[u - self.units.n].size)
 
@@ -255,10 +253,10 @@ class Side:
         pool = self.pool
         if pool.size:
             dd = self.d[pool]
-            keep = dd >= -gap if self.right else dd <= gap
-            self.fixed += int(pool.size - np.count_nonzero(keep))
-            pool = pool[keep]
-        self.buf, self.pos = [], 0
+            keep = np.flatnonzero(dd >= -gap if self.right else dd <= gap)
+            self.fixed += int(pool.size - keep.size)
+            pool = np.take(pool, keep)
+        self.buf, self.bufd, self.pos = [], [], 0
         if not pool.size:
             self.pool = pool
             return
@@ -278,3 +276,4 @@ class Side:
         o = np.argsort(by, kind="stable") if self.units.w.dtype == object else np.lexsort((self.units.w[chunk], by))
         order = exact.order_ties(chunk[o], ck[o], self.units.p, self.units.w, self.right)
         self.buf = self.units.bundle(order)
+        self.bufd = self.units.arrays(np.asarray(self.buf, dtype=np.int64))[2].tolist()
