@@ -319,3 +319,34 @@ def test_a_states_overflow_under_the_memory_limit_falls_back_to_a_dense_plan():
     assert sol.value == free.value == textbook(w, p, c) and sol.weight <= c
     with pytest.raises(MemoryError, match="states list needs .* a dense plan would need at least"):
         knapsack_gpu.solve(w, p, c, device="cpu", strategy="states", memory_limit=limit)
+
+
+@pytest.mark.parametrize("offsets", [(5,), (-3,), (0,), (30, 20), (-7, 4), (-9, -2), (0, 13)])
+def test_offset_bound_is_an_upper_bound_and_tight_where_it_should_be(offsets):
+    """v = w + (one of one or two offsets): the counting bound is >= the optimum (brute force on small instances,
+    the textbook DP on larger ones), and the engine that uses it stays exact."""
+    from knapsack_gpu.states.offsets import offset_bound
+
+    rng = np.random.default_rng(abs(hash(offsets)) % 2**32)
+    tight = 0
+    for trial in range(60):
+        n = int(rng.integers(2, 15)) if trial % 2 else int(rng.integers(30, 200))
+        # a third of the trials: light items worth nothing or less (the bound counts them; a solution skips them)
+        w = rng.integers(1 if trial % 3 == 0 else max(1, 1 - min(offsets)), 60, n)
+        p = w + np.asarray(offsets)[rng.integers(0, len(offsets), n)]
+        c = int(rng.integers(1, int(w.sum()) + 1)) if trial % 5 else int(w.sum())
+        pos = np.maximum(p, 0)  # the oracles take items worth > 0 only
+        opt = brute_force(w.tolist(), pos.tolist(), c)[0] if n < 15 else textbook(w, pos, c)
+        bound = offset_bound(p, w, c)
+        assert bound is not None and bound >= opt, (bound, opt)
+        tight += bound == opt
+        if (p > 0).all() and int(w[w <= c].sum()) > c:
+            check(p, w, c, opt)
+    assert tight >= 10  # the point of it: often exact
+
+
+def test_offset_bound_needs_the_structure():
+    from knapsack_gpu.states.offsets import offset_bound
+
+    assert offset_bound(np.array([5, 7, 9]), np.array([1, 2, 3]), 4) is None  # three offsets
+    assert offset_bound(np.array([2, 3, 4]), np.array([1, 2, 3]), 4) is not None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..memory import format_bytes
-from . import exact, extras
+from . import exact, extras, offsets
 from .lists import NumpyOps
 from .sides import Side, Units, find_break
 
@@ -139,6 +139,12 @@ class Engine:
         self.ub = self._lagrangian(self.c)
         if upper is not None:
             self.ub = min(self.ub, upper)
+        self.fired: set[str] = set()  # extras that changed something
+        if self.integral and not big:
+            counted = offsets.offset_bound(p, w, self.c)
+            if counted is not None and counted < self.ub:
+                self.ub = counted
+                self.fired.add("offsets")
         # The first incumbent: the break solution and the most valuable item after it that still fits.
         room = self.c - brk.wsum
         fit = brk.right[w[brk.right] <= room]
@@ -161,7 +167,6 @@ class Engine:
         self.W = self.ops.put(np.array([brk.wsum], dtype=self.wdtype))
         self.P = self.ops.put(np.array([brk.psum], dtype=self.pdtype))
         self.V = self.ops.put(np.zeros(1, dtype=np.int64))
-        self.fired: set[str] = set()  # extras that changed something
         self.fired_once: set[str] = set()  # extras tried
         self.next_pairing = PAIRING_STATES
         self.budget: int | None = None  # state updates this run may reach (sub-searches get what is left)
