@@ -123,6 +123,53 @@ def check_solves(rng) -> list[dict]:
     return rows
 
 
+def check_states(rng) -> list[dict]:
+    """The states engine on the device (torch ops once the list reaches DEVICE_STATES, and from the first state)
+    against the CPU's numpy run: same optimum, feasible, and the time of each, to place the crossover."""
+    import knapsack_gpu.states as states
+    from knapsack_gpu.generate import FAMILIES
+
+    cases = [("strongly", 300, 1000), ("circle", 1000, 2000)]
+    if not ARGS.smoke:
+        cases = [
+            ("circle", 10000, 10**4),
+            ("circle", 10000, 10**5),
+            ("spanner-strongly", 10000, 10**4),
+            ("almost-strongly", 10000, 10**6),
+        ]
+    backend = "torch" if ARGS.smoke else "auto"  # the smoke run's torch ops run on CPU tensors
+    rows = []
+    for family, n, R in cases:
+        w, v, cap = FAMILIES[family](rng, n, R, 0.5)
+        runs = {}
+        for name, device, threshold in (("cpu", "cpu", None), ("device", DEV, None), ("device-all", DEV, 0)):
+            saved = states.DEVICE_STATES
+            if threshold is not None:
+                states.DEVICE_STATES = threshold
+            try:
+                t = time.perf_counter()
+                sol = knapsack_gpu.solve(
+                    w, v, cap, device=device, backend="numpy" if name == "cpu" else backend, strategy="states"
+                )
+                runs[name] = (time.perf_counter() - t, sol)
+            finally:
+                states.DEVICE_STATES = saved
+        values = {k: s.value for k, (_, s) in runs.items()}
+        ok = len(set(values.values())) == 1 and all(s.weight <= cap for _, s in runs.values())
+        rows.append(
+            {
+                "check": "states",
+                "family": family,
+                "n": n,
+                "R": R,
+                "ok": bool(ok),
+                "peak_states": runs["cpu"][1].stats["peak_states"],
+                "seconds": {k: t for k, (t, _) in runs.items()},
+            }
+        )
+    return rows
+
+
 def check_int64_offsets() -> dict:
     """A single-item pass over a profile longer than 2**31: positions past it must be computed in int64."""
     length = (1 << 31) + 4097 if not ARGS.smoke else 5000
@@ -227,7 +274,7 @@ def main() -> int:
         "device": torch.cuda.get_device_name(0) if DEV.type == "cuda" else "cpu (Triton interpreter)",
         "smoke": ARGS.smoke,
     }
-    checks = check_kernels(rng) + check_solves(rng) + [check_int64_offsets()]
+    checks = check_kernels(rng) + check_solves(rng) + check_states(rng) + [check_int64_offsets()]
     bad = [c for c in checks if not c["ok"]]
     print(f"correctness: {len(checks) - len(bad)}/{len(checks)} checks passed ({time.time() - t0:.0f} s)")
     for c in bad:
