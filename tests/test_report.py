@@ -285,3 +285,31 @@ def test_one_instance_in_two_groups_keeps_a_row_in_each_when_merged(tmp_path, mo
     suite.merge([a, b], "ab")
     _, rows = results.load(tmp_path / "ab.json")
     assert [(r["group"], r["median_s"]) for r in rows] == [("public", 1.0), ("kplib", 2.0)]
+
+
+def test_the_targets_summary_counts_what_the_issue_asks():
+    def r(wl, contender, s, verdict="optimal", group="classes", status="ok", internal=None):
+        out = {**row(wl, contender, s, verdict), "group": group, "status": status}
+        if internal is not None:
+            out["internal_median_s"] = internal
+        return out
+
+    rows = [
+        r("classes/strongly-n1000-R1e4-s1", "ours-numpy", 0.002),
+        r("classes/strongly-n1000-R1e4-s1", "combo", 0.0001, internal=0.0001),  # 0.05: ours over 10x
+        r("classes/circle-n10000-R1e5-s1", "ours-numpy", 1.5),
+        r("classes/circle-n10000-R1e5-s1", "combo", 0.3, internal=0.3),  # combo >= 0.1 s and ours slower
+        r("classes/spanner-strongly-n10000-R1e4-s1", "ours-numpy", 0.01),
+        r("classes/spanner-strongly-n10000-R1e4-s1", "combo", 0.05, internal=0.05),  # 5.0
+        r("classes/uncorrelated-n10000-R1e7-s1", "ours-numpy", 0.01),
+        r("classes/circle-n10000-R1e7-s1", "ours-numpy", 60.0, status="timeout", verdict="timeout"),
+        r("jooken/n_800_c_10000000000_g_10_f_0.3_eps_0_s_200", "ours-numpy", 12.0, group="public"),
+    ]
+    text = report.targets(rows)
+    assert "3 instances both got right" in text and "median 0.2 " in text  # ratios 0.05, 0.2, 5
+    assert (
+        "over 10x combo's time on 1" in text
+        and "of the 1 where combo took 0.1 s or more, ours took longer on 1" in text
+    )
+    assert "1 of 2 solved within 1 s" in text and "circle-n10000-R1e7-s1 (timeout)" in text
+    assert "1 of 1 solved" in text
