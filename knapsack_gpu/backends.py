@@ -13,7 +13,7 @@ import torch
 from .dense.passes.base import ForwardPass
 from .dtypes import SUPPORTED
 from .memory import Workspace
-from .progress import Progress
+from .progress import Reporter
 
 ENV_BACKEND = "KNAPSACK_GPU_BACKEND"
 BACKENDS = ("auto", "numpy", "torch", "triton")
@@ -84,7 +84,7 @@ def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> s
 
 
 def make_pass(
-    name: str, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Progress | None = None
+    name: str, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Reporter | None = None
 ) -> ForwardPass:
     if name == "numpy":
         from .dense.passes.numpy_pass import NumpyPass

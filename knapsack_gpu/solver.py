@@ -20,7 +20,7 @@ from .backends import make_pass, resolve_backend, resolve_device
 from .dense.recover import Recovery
 from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit, format_bytes
 from .problem import Instance, make_instance
-from .progress import Progress, check_progress
+from .progress import Progress, Reporter, check_progress
 from .reduce import Reduced, reduce
 from .states import Search, StatesOverflow, StatesStats, make_ops
 
@@ -43,7 +43,9 @@ class Solution:
             met, "states", "pruned-bits", "pruned-hirschberg", "dense-bits", "dense-hirschberg"), ``device``,
             ``backend``, ``dtype``, ``reductions``, ``fixed`` ({"in", "out"} items fixed by Dembo-Hammer: by the
             states engine before they entered its core, or by the bounds of a dense plan), ``lower_bound`` /
-            ``upper_bound`` (of what reached the plan), ``items`` and ``profile_length`` (what reached the DP),
+            ``upper_bound`` (of the residual problem that reached the plan: after the reductions and fixing) and
+            ``instance_lower_bound`` / ``instance_upper_bound`` (the same bounds on the whole instance's optimum),
+            ``items`` and ``profile_length`` (what reached the DP), ``dp_seconds`` (the dense DP's own time),
             ``cell_updates`` against ``full_cells`` (n * (C + 1)), ``peak_states``, ``passes``, ``item_passes``,
             ``leaves``, ``depth``, ``peak_bytes`` (working memory the solver counted, per-item host state included
             on the CPU), ``memory_limit``, ``plan_reason``, ``seconds``. Where the states engine ran, also
@@ -106,7 +108,7 @@ def solve(
     backend: str = "auto",
     memory_limit: int | None = None,
     dtype: torch.dtype | None = None,
-    progress: Progress | None = None,
+    progress: Progress | bool | None = None,
     canonical: bool = False,
     strategy: str | None = None,
 ) -> Solution:
@@ -122,7 +124,9 @@ def solve(
         dtype: dense DP arithmetic. None picks an exact one (int32/int64 for whole-number values, float64
             otherwise) and lets the states engine (exact int64 or Python integers, float64) try first; an explicit
             dtype asks for a dense plan in it (torch.float32 is honoured but may round).
-        progress: a :class:`knapsack_gpu.progress.Progress` told the planned item passes, then of each one.
+        progress: None; True for a progress bar on stderr (tqdm, the ``progress`` extra) once a solve takes over a
+            second; or a :class:`knapsack_gpu.progress.Progress`, told each phase's planned work (states, then
+            cells) and the work as it is done, at least every ~0.25 s.
         canonical: return the selection torch's ``dp_knapsack`` returns (among optimal sets, the one that avoids
             later items first): items run in input order, without bundling, and the plan is a dense one with a bit
             table where it fits. The default returns an optimal set, whichever the fastest plan finds.
@@ -139,7 +143,7 @@ def solve(
             bytes each plan needs), or the device refused memory twice.
     """
     t0 = time.perf_counter()
-    check_progress(progress)
+    reporter = check_progress(progress)
     inst = make_instance(weights, values, capacity)
     dev = resolve_device(device)
     limit = check_limit(memory_limit)
@@ -149,16 +153,29 @@ def solve(
     if canonical and strategy in ("states", "closed"):
         raise ValueError(f"strategy={strategy!r} cannot promise dp_knapsack's selection; use canonical=False")
     resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
-    sol = _solve(inst, dev, backend, limit, dtype, progress, canonical, strategy)
+    try:
+        sol = _solve(inst, dev, backend, limit, dtype, reporter, canonical, strategy)
+    finally:
+        if reporter is not None:
+            reporter.flush()
+            close = getattr(reporter.progress, "close", None)
+            if progress is True and close is not None:
+                close()
     sol.stats["seconds"] = time.perf_counter() - t0
     return sol
 
 
-def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical: bool, strategy: str) -> Solution:
+def _solve(
+    inst: Instance, dev, backend: str, limit, dtype, progress: Reporter | None, canonical: bool, strategy: str
+) -> Solution:
     """solve() after validation: the states engine first (it finishes most instances), then the dense plans."""
     meter = Meter(default_limit(dev) if limit is None else limit, dev)
-    if dev.type == "cpu":
-        meter.hold(HOST_BYTES_PER_ITEM * inst.n, f"the per-item state of {inst.n} items")
+    held = HOST_BYTES_PER_ITEM * inst.n if dev.type == "cpu" else 0
+    if held > meter.limit:
+        red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense")
+        name = resolve_backend(backend, dev, red.dtype)
+        raise _too_small(red, dev, name, meter.limit, held, strategy, canonical, None)
+    meter.hold(held, f"the per-item state of {inst.n} items")
     stats = {
         "strategy": "reduced",
         "device": str(dev),
@@ -168,6 +185,8 @@ def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical:
         "fixed": {"in": 0, "out": 0},
         "lower_bound": None,
         "upper_bound": None,
+        "instance_lower_bound": None,
+        "instance_upper_bound": None,
         "items": 0,
         "profile_length": 0,
         "cell_updates": 0,
@@ -182,7 +201,7 @@ def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical:
     }
     run = None
     if not canonical and strategy in ("auto", "states") and dtype is None:
-        run = _StatesRun(inst, dev, resolve_backend(backend, dev, torch.int64), meter, stats)
+        run = _StatesRun(inst, dev, resolve_backend(backend, dev, torch.int64), meter, stats, progress)
         budget = None if strategy == "states" else plan_mod.states_first_budget(run.items, inst.capacity, run.bound)
         if run.run(budget):
             return _finish(inst, run.selection(), stats, meter)
@@ -191,16 +210,11 @@ def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical:
     _reduced_stats(stats, red, name)
     selected = red.forced
     if red.n:
-        p = make_pass(name, dev, red.dtype, Workspace(meter), progress)
-        dense_need = plan_mod.min_bytes(p, red.n, red.capacity + 1)
+        dense_need = _dense_need(red, dev, name, strategy, canonical)
         if run is not None and dense_need > meter.limit - meter.current and run.run(None):
             return _finish(inst, run.selection(), stats, meter)  # no dense row fits: the states engine is the plan
-        if run is not None and (strategy == "states" or dense_need > meter.limit - meter.current):
-            raise MemoryError(
-                f"{run.overflow or 'the states engine stopped'}; a dense plan would need at least {dense_need} bytes "
-                f"({format_bytes(dense_need)}) (profile length {red.capacity + 1}); memory_limit is {meter.limit} "
-                f"({format_bytes(meter.limit)})"
-            )
+        if (run is not None and strategy == "states") or dense_need > meter.limit - meter.current:
+            raise _too_small(red, dev, name, meter.limit, held, strategy, canonical, run)
         choice = plan_mod.choose(red, strategy, canonical)
         if run is not None and run.overflow is None and choice.dense is not None:
             # The states engine may go on up to a share of the dense plan's estimated time; what it finds by then
@@ -215,12 +229,39 @@ def _solve(inst: Instance, dev, backend: str, limit, dtype, progress, canonical:
         stats["plan_reason"] = choice.reason
         if run is not None:
             stats["plan_reason"] = f"states gave way after {run.stats.state_updates} updates; " + choice.reason
+            run.release()  # the dense plan's memory is counted without the list the states engine left
         if choice.strategy == "closed":
             stats["strategy"] = "closed"
             selected = red.bounds.incumbent
         elif red.n:
             selected = red.selection(_run_dense(choice.dense, red, dev, name, limit, meter, stats, progress))
     return _finish(inst, selected, stats, meter)
+
+
+def _dense_need(red: Reduced, dev, name: str, strategy: str, canonical: bool) -> int:
+    """The least working memory the dense plan that would run needs (its pass's buffers, the kept half-profile and
+    the split), beyond the per-item state."""
+    job = (plan_mod.dense(red) if strategy == "dense" or red.bounds is None else plan_mod.pruned(red, canonical)).job
+    p = make_pass(name, dev, job.dtype, Workspace(Meter(2**62, dev)))
+    return plan_mod.min_bytes(p, job.m, job.length)
+
+
+def _too_small(red: Reduced, dev, name: str, limit: int, held: int, strategy: str, canonical: bool, run) -> MemoryError:
+    """The MemoryError for a limit that holds no plan: the memory_limit that would hold the dense plan (per-item
+    state included: a limit of that many bytes works, one byte less does not), and what the states engine reached
+    where it ran (its own need is only known once it has run)."""
+    need = held + (_dense_need(red, dev, name, strategy, canonical) if red.n else 0)
+    parts = []
+    if run is not None and run.overflow is not None:
+        parts.append(f"{run.overflow} (the states engine's peak is not known before it runs)")
+    if strategy != "states":
+        parts.append(
+            f"a dense plan needs memory_limit >= {need} bytes ({format_bytes(need)}: {held} of per-item state on "
+            f"{dev}, the rest for profile length {red.capacity + 1} in {str(red.dtype).replace('torch.', '')})"
+        )
+    else:
+        parts.append(f"a dense plan (strategy='auto' or 'pruned') would need memory_limit >= {need} bytes")
+    return MemoryError(f"{'; '.join(parts)}; memory_limit is {limit} ({format_bytes(limit)})")
 
 
 def _finish(inst: Instance, selected: np.ndarray, stats: dict, meter: Meter) -> Solution:
@@ -240,6 +281,8 @@ def _reduced_stats(stats: dict, red: Reduced, backend: str) -> None:
         fixed=dict(red.fixed),
         lower_bound=None if b is None else b.lower,
         upper_bound=None if b is None else b.upper,
+        instance_lower_bound=None if b is None else b.lower + red.offset,
+        instance_upper_bound=None if b is None else b.upper + red.offset,
         items=red.n,
         profile_length=red.capacity + 1 if red.n else 0,
     )
@@ -249,7 +292,7 @@ class _StatesRun:
     """The states engine over the items a DP needs (value > 0, 0 < weight <= capacity): zero-weight items are
     taken, and when everything fits no search is needed at all."""
 
-    def __init__(self, inst: Instance, dev, backend: str, meter: Meter, stats: dict):
+    def __init__(self, inst: Instance, dev, backend: str, meter: Meter, stats: dict, progress: Reporter | None):
         w, v, cap = inst.weights, inst.values, inst.capacity
         positive = v > 0
         self.free = np.flatnonzero(positive & (w == 0))
@@ -257,17 +300,29 @@ class _StatesRun:
         hits = (("zero-value", not positive.all()), ("heavy", bool((w > cap).any())), ("zero-weight", self.free.size))
         self.applied = [name for name, hit in hits if hit]
         self.values = v[self.items]
+        self.inst_values = v
         self.bound = exact_sum(self.values)  # every state's value is at most this
         self.stats = StatesStats()
         self.overflow: StatesOverflow | None = None
         self.out = stats
         self.backend = backend
-        self.search = Search(self.values, w[self.items], cap, ops=make_ops(dev, backend), meter=meter, stats=self.stats)
+        self.progress = progress
+        self.search = Search(
+            self.values,
+            w[self.items],
+            cap,
+            ops=make_ops(dev, backend),
+            meter=meter,
+            stats=self.stats,
+            progress=progress,
+        )
 
     def run(self, budget: int | None) -> bool:
         """Search on up to ``budget`` state updates; True when the optimum is known. A memory overflow ends it."""
         if self.overflow is not None:
             return False
+        if self.progress is not None:
+            self.progress.start(budget, "states")
         try:
             done = self.search.run(budget)
         except StatesOverflow as exc:
@@ -289,7 +344,14 @@ class _StatesRun:
         )
         if done and self.search.engine is not None:
             eng = self.search.engine
-            self.out.update(lower_bound=self.search.value, upper_bound=eng.ub if eng.z < eng.ub else eng.z)
+            upper = eng.ub if eng.z < eng.ub else eng.z
+            free = exact_sum(self.inst_values[self.free])
+            self.out.update(
+                lower_bound=self.search.value,
+                upper_bound=upper,
+                instance_lower_bound=self.search.value + free,
+                instance_upper_bound=upper + free,
+            )
         return done
 
     def _original(self, chosen: np.ndarray) -> np.ndarray:
@@ -297,6 +359,11 @@ class _StatesRun:
 
     def selection(self) -> np.ndarray:
         return self._original(self.search.result()[1])
+
+    def release(self) -> None:
+        """Drop the state list: the search will not go on."""
+        if self.search.engine is not None:
+            self.search.engine.release()
 
     def incumbent(self) -> tuple | None:
         """(value of the DP items, the whole selection's original indices or None) for the dense plan."""
@@ -308,6 +375,7 @@ class _StatesRun:
 
 def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress) -> list[int]:
     job = dense.job
+    t0 = time.perf_counter()
     for attempt in range(2):
         ws = Workspace(meter)
         p = make_pass(name, dev, job.dtype, ws, progress)
@@ -341,6 +409,7 @@ def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: 
         depth=r.depth,
         memory_limit=meter.limit,
         profile_length=job.length,
+        dp_seconds=time.perf_counter() - t0,
     )
     return positions
 

@@ -81,20 +81,21 @@ class Recovery:
         room = self.limit - p.meter.current  # what the caller holds outside this recovery (per-item state)
         if single_pass_bytes(p, job.m, L, BitLayout.of(top.schedule, L).nbytes) <= room:
             self.stats.strategy = "bits"
-            self._start(job.m)
+            self._start(top.schedule.cells)
             p.reserve(job.m, L)
             return self._leaf(top, L - 1)
         need = min_bytes(p, job.m, L)
         if need > room:
-            held = f", of which {self.limit - room} hold per-item state" if room < self.limit else ""
+            held = self.limit - room
             raise MemoryError(
-                f"this instance needs at least {need} bytes ({format_bytes(need)}) of working memory on "
-                f"{p.device} (profile length {L}, {p.dtype}); memory_limit is {self.limit} "
-                f"({format_bytes(self.limit)}){held}"
+                f"a dense plan needs memory_limit >= {need + held} bytes ({format_bytes(need + held)}: {held} of "
+                f"per-item state, {need} for profile length {L} in {p.dtype} on {p.device}); memory_limit is "
+                f"{self.limit} ({format_bytes(self.limit)})"
             )
         self.stats.strategy = "hirschberg"
         self.split_reserve = p.split_bytes(L)
-        self._start(self._estimate(room - need))
+        # cells: the top pass's, times the item passes the recursion may run over the items it has
+        self._start(top.schedule.cells * self._estimate(room - need) // max(1, job.m))
         p.reserve(job.m, L)
         self.keep = p.ws.get("keep", L, p.dtype)
         return self._split(0, job.m, L - 1, 0, self.threshold)
@@ -141,9 +142,9 @@ class Recovery:
 
         return passes(self.job.m)
 
-    def _start(self, item_passes: int) -> None:
+    def _start(self, cells: int) -> None:
         if self.p.progress is not None:
-            self.p.progress.start(item_passes)
+            self.p.progress.start(cells, "cells")
 
     def _sub(self, lo: int, hi: int, length: int, target: int | None = None, window=None) -> Job:
         j = self.job

@@ -52,7 +52,7 @@ class Search:
             for free); c: the capacity (Python int; below 0 nothing fits).
         lower: only solutions worth more than this count (a value some other selection reaches).
         upper: a known upper bound on the optimum: the search stops once it is reached.
-        ops, meter, relax, stats, depth: as for :class:`.engine.Engine`.
+        ops, meter, relax, stats, depth, progress: as for :class:`.engine.Engine`.
     """
 
     def __init__(
@@ -68,6 +68,7 @@ class Search:
         relax=True,
         stats=None,
         depth=0,
+        progress=None,
     ):
         self.stats = stats if stats is not None else StatesStats()
         self.lower = lower
@@ -92,6 +93,7 @@ class Search:
             relax=relax,
             stats=self.stats,
             depth=depth,
+            progress=progress,
         )
 
     def run(self, budget: int | None = None) -> bool:
@@ -137,13 +139,26 @@ def solve_items(
     relax=True,
     stats=None,
     depth=0,
+    progress=None,
 ):
     """:class:`Search` to the end: (value, ascending indices), or (lower, None) when nothing beats ``lower``.
 
     Raises:
         StatesOverflow: the list outgrew the memory limit or ``max_updates`` state updates.
     """
-    s = Search(p, w, c, lower=lower, upper=upper, ops=ops, meter=meter, relax=relax, stats=stats, depth=depth)
+    s = Search(
+        p,
+        w,
+        c,
+        lower=lower,
+        upper=upper,
+        ops=ops,
+        meter=meter,
+        relax=relax,
+        stats=stats,
+        depth=depth,
+        progress=progress,
+    )
     if not s.run(max_updates):
         eng = s.engine
         raise eng._overflow(f"the states list passed its work budget of {max_updates} state updates", eng.size)

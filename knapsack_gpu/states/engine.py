@@ -114,10 +114,13 @@ class Engine:
         lower: only solutions worth more count (a value reached elsewhere, items unknown to this search).
         upper: a known upper bound: the search stops when z meets it.
         ops: list ops (:mod:`.lists`); meter: working-memory accounting; relax: may use the surrogate relaxation
-            (off inside a surrogate's own solve); stats: shared with the sub-searches; depth: nesting level.
+            (off inside a surrogate's own solve); stats: shared with the sub-searches; depth: nesting level;
+            progress: a :class:`knapsack_gpu.progress.Reporter` told the candidate states of every step.
     """
 
-    def __init__(self, p, w, c, *, lower=None, upper=None, ops=None, meter=None, relax=True, stats=None, depth=0):
+    def __init__(
+        self, p, w, c, *, lower=None, upper=None, ops=None, meter=None, relax=True, stats=None, depth=0, progress=None
+    ):
         self.integral = p.dtype.kind != "f"
         big = self.integral and (extras.total(p) >= BIG or extras.total(w) >= BIG)
         if big:
@@ -127,6 +130,7 @@ class Engine:
         self.device_ops = ops if ops is not None and ops.torch and not big else None
         self.ops = self.device_ops if self.device_ops is not None and self.device_ops.min_states <= 1 else self.host_ops
         self.meter = meter
+        self.progress = progress
         self.relax = relax and self.integral
         self.stats = stats if stats is not None else StatesStats()
         self.depth = depth
@@ -309,6 +313,10 @@ class Engine:
         )
         self._prune(mW, mP, NV, o)
 
+    def release(self) -> None:
+        """Free the state list (the search cannot go on after this)."""
+        self.W, self.P, self.V = self.W[:0], self.P[:0], self.V[:0]
+
     def _place(self) -> None:
         """Host numpy for short lists, the device's torch ops from ``device_ops.min_states`` states on."""
         dev = self.device_ops
@@ -322,6 +330,8 @@ class Engine:
 
     def _account(self, m: int) -> None:
         self.stats.state_updates += m
+        if self.progress is not None:
+            self.progress.add(m)
         if self.meter is not None:
             need = m * BYTES_PER_STATE
             room = self.meter.limit - self.meter.current

@@ -56,6 +56,7 @@ def selection(eng, inc) -> np.ndarray | None:
             meter=eng.meter,
             relax=eng.relax,
             stats=eng.stats,
+            progress=eng.progress,
             depth=eng.depth + 1,
         )
         if sub is None or (eng.integral and value != target):

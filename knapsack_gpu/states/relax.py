@@ -114,6 +114,7 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
             relax=False,
             stats=eng.stats,
             depth=eng.depth + 1,
+            progress=eng.progress,
         )
     except StatesOverflow:
         return u  # the LP bound of the surrogate still holds

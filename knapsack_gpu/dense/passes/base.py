@@ -36,7 +36,7 @@ import torch
 
 from ...arith import saturating_cumsum
 from ...memory import Meter, Workspace, element_size
-from ...progress import Progress
+from ...progress import Reporter
 
 # Per-item scalars reach the hot loops as Python lists, this many items at a time: list entries cost ~40 bytes each,
 # so a whole million-item schedule as lists would be hundreds of MB; chunks keep it to a few hundred KB.
@@ -183,7 +183,7 @@ class ForwardPass(ABC):
     record_buffers: tuple[str, ...] = ("stage",)
     """Workspace buffers only recording uses; released after each bit-table leaf so splits keep their room."""
 
-    def __init__(self, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Progress | None = None):
+    def __init__(self, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Reporter | None = None):
         self.device = device
         self.dtype = dtype
         self.ws = ws
@@ -244,10 +244,10 @@ class ForwardPass(ABC):
         row[:1].zero_()
 
     def report(self, s: Schedule, first: int, stop: int) -> None:
-        """Tell the progress listener about items first..stop-1."""
+        """Tell the progress listener the cells of items first..stop-1 are done (passes that report as they go,
+        per chunk or per item, call ``progress.add`` themselves)."""
         if self.progress is not None:
-            for cells in np.maximum(s.hi[first:stop] - s.lo[first:stop] + 1, 0).tolist():
-                self.progress.update(cells)
+            self.progress.add(int(np.maximum(s.hi[first:stop] - s.lo[first:stop] + 1, 0).sum()))
 
 
 def split_range(la: int, lb: int, cap: int) -> tuple[int, int]:

@@ -131,6 +131,7 @@ class NumpyPass(ForwardPass):
             rec = _Staged(self.ws, L, table, layout) if _staged(L) else _Chunked(self.ws, chunk, table, layout)
         cover = job.cover
         decide = np.greater_equal if cover else np.greater
+        rep = self.progress  # told per chunk (~1 MiB of profile): long items report while they run
         filled = 0
         last = job.m - 1
         for j0, (ws, vs, los, his, tops, befores) in s.lists():
@@ -155,6 +156,8 @@ class NumpyPass(ForwardPass):
                     if rec is not None:
                         rec.record(decide, cand, cur, a, b)
                     np.maximum(cur, cand, out=cur)
+                    if rep is not None:
+                        rep.add(b - a)
                     b = a
                 if cover:
                     # Clamped part, d in [lo, min(w, hi + 1)): the source is u(0) = 0, so the candidate is -v itself.
@@ -167,10 +170,11 @@ class NumpyPass(ForwardPass):
                         if rec is not None:
                             rec.record(np.greater_equal, v, cur, a, b)
                         np.maximum(cur, v, out=cur)
+                        if rep is not None:
+                            rep.add(b - a)
                         b = a
                 if rec is not None:
                     rec.end(j, j == last)
-            self.report(s, j0, j0 + len(ws))
         if not cover and filled < L - 1:
             row[filled + 1 :] = s.final
         return row_t

@@ -51,6 +51,8 @@ class TorchPass(ForwardPass):
                     row[filled + 1 : tops[i] + 1].fill_(to_py(befores[i]))
                     filled = tops[i]
                 st = stage[j & 7] if record else None
+                if self.progress is not None and hi >= lo:
+                    self.progress.add(hi - lo + 1)
                 start = max(w, lo)
                 if start <= hi:
                     cand = cand_all[: hi + 1 - start]
@@ -74,7 +76,6 @@ class TorchPass(ForwardPass):
                         group.bitwise_left_shift_(self._shifts[: (j & 7) + 1])
                         torch.sum(group, dim=0, out=layout.plane(table, g).view(torch.int64))
                         group.zero_()
-            self.report(s, j0, j0 + len(ws))
         if not cover and filled < L - 1:
             row[filled + 1 :].fill_(to_py(s.final))
         return row
