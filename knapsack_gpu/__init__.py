@@ -5,11 +5,25 @@
     >>> sol.value, sol.selected
     (90, [0, 2])
 
-Importing this package imports torch and numpy only; Triton, the torch.compile plug-in
-(:mod:`knapsack_gpu.partitioner`) and the CLI load on first use.
+Importing this package imports nothing else: :func:`solve`, :func:`profile` and :class:`Solution` (with torch and
+numpy) load on first use, as do Triton, the torch.compile plug-in (:mod:`knapsack_gpu.partitioner`) and the CLI, so
+``knapsack-gpu --help`` answers at once.
 """
 
-from .solver import Solution, profile, solve
+_LAZY = ("Solution", "profile", "solve")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from . import solver
+
+        return getattr(solver, name)
+    raise AttributeError(f"module 'knapsack_gpu' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __version__ = "0.1.0"
 __all__ = ["Solution", "profile", "solve", "__version__"]

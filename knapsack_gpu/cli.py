@@ -1,101 +1,48 @@
 """Command line: ``knapsack-gpu`` (also ``python -m knapsack_gpu``).
 
 knapsack-gpu demo                          a demo solve on the best available device
-knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file
+knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file (- reads stdin)
 knapsack-gpu profile FILE --plot out.png   the best value for every capacity
 knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
+
+``--help`` and ``--version`` answer without importing torch (numpy and the solver load with the first command that
+needs them). Exit codes: see :mod:`knapsack_gpu.output`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import sys
-import time
-from decimal import Decimal
 from pathlib import Path
 
-import numpy as np
-import torch
-
 from . import __version__
-from .formats import FORMATS, read_instance
+from .formats import FORMATS
+from .output import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_OK, exit_code, mismatch, solution_json, summary
+from .sizes import parse_bytes
 
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
-_MAX_BYTES = 2**63  # far past any machine: a larger limit is a typo (1e400), not a plan
+JSON_SCHEMA = """instance files: kplib .kp, Jooken .in, Pisinger knapPI (detected by content), or JSON:
+  {"weights": [whole numbers >= 0, < 2**62], "values": [numbers >= 0, whole or not],
+   "capacity": a whole number >= 0, < 2**62, "name": an optional string}
+a leading UTF-8 byte-order mark is accepted; FILE "-" reads the instance from stdin."""
 
 
-def parse_bytes(text: str) -> int:
-    """'8GB' -> 8e9, '512MiB' -> 512 * 2**20, '1e9' -> 1e9 (decimal units for kB/MB/GB/TB, binary for KiB...)."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
-    unit = m and m.group(2).lower()
-    if not m or unit not in _UNITS:
-        raise argparse.ArgumentTypeError(f"cannot read {text!r} as a size: use e.g. 8GB, 512MiB or a number of bytes")
-    try:
-        number = Decimal(m.group(1))  # exact, where float would give inf for 1e400
-        value = int(number * _UNITS[unit]) if number < _MAX_BYTES else _MAX_BYTES
-    except ArithmeticError:  # an exponent past what Decimal holds, e.g. 1e-99999999999999999999
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size any machine has: use e.g. 8GB or 512MiB") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a memory limit must be at least 1 byte")
-    if value >= _MAX_BYTES:
-        raise argparse.ArgumentTypeError(f"{text!r}: a memory limit must be below 2**63 bytes")
-    return value
+def _read(args):
+    """The instance ``args.file`` names ("-": standard input)."""
+    from .formats import read_instance
+
+    return read_instance(args.file, args.format)
 
 
-class BarProgress:
-    """A tqdm bar on stderr (shown only for solves longer than about a second): item passes, cell updates/s."""
+def _solve(weights, values, capacity, args):
+    import torch
 
-    def __init__(self, enabled: bool):
-        self.bar = None
-        self.enabled = enabled
-        self.cells = 0
-        self.t0 = time.perf_counter()
-
-    def start(self, item_passes: int) -> None:
-        if not self.enabled:
-            return
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            return
-        self.bar = tqdm(total=item_passes, unit="item", delay=1.0, file=sys.stderr, dynamic_ncols=True, leave=False)
-
-    def update(self, cells: int) -> None:
-        self.cells += cells
-        if self.bar is None:
-            return
-        if self.bar.n >= self.bar.total:  # Hirschberg ran more passes than estimated
-            self.bar.total = self.bar.n + 1
-        self.bar.update(1)
-        elapsed = time.perf_counter() - self.t0
-        if self.bar.n % 16 == 0 and elapsed > 0:
-            self.bar.set_postfix_str(f"{self.cells / elapsed:.3g} cells/s", refresh=False)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _solve(weights, values, capacity, args) -> tuple:
+    from .progress import TqdmProgress
     from .solver import solve
 
-    bar = BarProgress(enabled=not args.no_progress)
+    bar = None if args.no_progress else TqdmProgress()
     try:
-        sol = solve(
+        return solve(
             weights,
             values,
             capacity,
@@ -106,38 +53,8 @@ def _solve(weights, values, capacity, args) -> tuple:
             progress=bar,
         )
     finally:
-        bar.close()
-    return sol
-
-
-def _summary(name: str, n: int, capacity: int, sol) -> str:
-    s = sol.stats
-    rate = s["cell_updates"] / s["seconds"] if s["seconds"] > 0 else float("nan")
-    return "\n".join(
-        [
-            f"instance   {name}: {n} items, capacity {capacity}",
-            f"optimum    {sol.value}",
-            f"selected   {len(sol.selected)} items, weight {sol.weight} of {capacity}",
-            f"solved in  {s['seconds']:.3f} s on {s['device']} ({s['backend']}, {s['strategy']}, {s['dtype']})",
-            f"work       {s['cell_updates']:.3g} cell updates ({rate:.3g}/s), peak {s['peak_bytes'] / 2**20:.1f} MiB",
-            f"reductions {', '.join(s['reductions']) or 'none'}",
-        ]
-    )
-
-
-def solution_json(inst, sol) -> str:
-    """``solve --json``'s line: the instance's name and size, the answer, and the stats."""
-    out = {
-        "name": inst.name,
-        "format": inst.format,
-        "n": int(len(inst.weights)),
-        "capacity": int(inst.capacity),
-        "value": sol.value,
-        "selected": sol.selected,
-        "weight": sol.weight,
-        "stats": sol.stats,
-    }
-    return json.dumps(out)
+        if bar is not None:
+            bar.close()
 
 
 def cmd_solve(args) -> int:
@@ -145,34 +62,42 @@ def cmd_solve(args) -> int:
         from .distributed.cli import solve_from_env
 
         return solve_from_env(args)
-    inst = read_instance(args.file, args.format)
+    inst = _read(args)
     sol = _solve(inst.weights, inst.values, inst.capacity, args)
-    print(solution_json(inst, sol) if args.json else _summary(inst.name, len(inst.weights), inst.capacity, sol))
-    if args.expect is not None and sol.value != args.expect:
-        print(f"knapsack-gpu: optimum {sol.value} differs from the expected {args.expect}", file=sys.stderr)
-        return 1
-    return 0
+    print(solution_json(inst, sol) if args.json else summary(inst.name, len(inst.weights), inst.capacity, sol))
+    why = None if args.expect is None else mismatch(sol.value, args.expect)
+    if why:
+        print(f"knapsack-gpu: {why}", file=sys.stderr)
+        return EXIT_MISMATCH
+    return EXIT_OK
 
 
 def cmd_profile(args) -> int:
+    import numpy as np
+
     from .solver import profile
 
-    inst = read_instance(args.file, args.format)
+    inst = _read(args)
     f = profile(inst.weights, inst.values, inst.capacity, device=args.device, backend=args.backend).cpu().numpy()
     caps = np.unique(np.linspace(0, inst.capacity, num=min(inst.capacity + 1, 11)).astype(np.int64))
     print(f"instance {inst.name}: {len(inst.weights)} items, capacity {inst.capacity}")
     for c in caps:
         print(f"  f({c}) = {f[c]}")
     if args.csv:
-        np.savetxt(args.csv, np.column_stack([np.arange(f.size), f]), fmt="%s", delimiter=",", header="capacity,value")
+        with open(args.csv, "w") as out:
+            out.write("capacity,value\n")
+            for c, value in enumerate(f.tolist()):  # capacities as integers, values as the profile holds them
+                out.write(f"{c},{value}\n")
         print(f"wrote {args.csv}")
     if args.plot:
         plot_profile(f, inst.name, args.plot)
         print(f"wrote {args.plot}")
-    return 0
+    return EXIT_OK
 
 
-def plot_profile(f: np.ndarray, name: str, out: str) -> None:
+def plot_profile(f, name: str, out: str) -> None:
+    import numpy as np
+
     try:
         import matplotlib
 
@@ -194,6 +119,8 @@ def plot_profile(f: np.ndarray, name: str, out: str) -> None:
 
 
 def cmd_demo(args) -> int:
+    import numpy as np
+
     from .generate import FAMILIES, partitioner
 
     rng = np.random.default_rng(args.seed)
@@ -203,9 +130,9 @@ def cmd_demo(args) -> int:
     for name, w, v, cap in cases:
         sol = _solve(w, v, cap, args)
         assert sol.weight <= cap
-        print(_summary(name, len(w), cap, sol))
+        print(summary(name, len(w), cap, sol))
         print()
-    return 0
+    return EXIT_OK
 
 
 def cmd_bench(args, rest: list[str]) -> int:
@@ -216,13 +143,42 @@ def cmd_bench(args, rest: list[str]) -> int:
         raise SystemExit("knapsack-gpu bench runs benchmarks/suite.py from a source checkout of knapsack_gpu")
     sys.argv = [str(suite), *(["--quick"] if args.quick else []), *rest]
     runpy.run_path(str(suite), run_name="__main__")
-    return 0
+    return EXIT_OK
+
+
+def _number(text: str) -> int | float:
+    """--expect: a whole number (compared exactly) or a float (compared within output.EXPECT_TOLERANCE)."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _at_least(low: int):
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value}: must be at least {low}")
+        return value
+
+    return check
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="knapsack-gpu", description="Exact 0/1 knapsack on CUDA or the CPU.")
-    parser.add_argument("--version", action="version", version=f"knapsack-gpu {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="knapsack-gpu",
+        description="Exact 0/1 knapsack on CUDA or the CPU.",
+        epilog="exit codes: 0 solved, 1 the optimum differs from --expect, 2 usage error or bad input, 3 out of "
+        "memory, 130 interrupted",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"knapsack-gpu {__version__}")
+    sub = parser.add_subparsers(dest="command")
 
     def solver_options(p):
         p.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
@@ -231,15 +187,27 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--dtype", choices=["int32", "int64", "float32", "float64"], default=None)
         p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
-    p = sub.add_parser("solve", help="solve an instance file")
-    p.add_argument("file")
+    p = sub.add_parser(
+        "solve", help="solve an instance file", epilog=JSON_SCHEMA, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("file", help="the instance file, or - for standard input")
     p.add_argument("--format", choices=FORMATS, default="auto")
     p.add_argument("--json", action="store_true", help="print value, selected, weight and stats as JSON")
-    p.add_argument("--expect", type=int, default=None, help="exit 1 if the optimum differs from this value")
+    p.add_argument(
+        "--expect",
+        type=_number,
+        default=None,
+        help="exit 1 unless the optimum is this (whole numbers exactly, floats within a relative 1e-9)",
+    )
     solver_options(p)
 
-    p = sub.add_parser("profile", help="best value for every capacity")
-    p.add_argument("file")
+    p = sub.add_parser(
+        "profile",
+        help="best value for every capacity",
+        epilog=JSON_SCHEMA,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", help="the instance file, or - for standard input")
     p.add_argument("--format", choices=FORMATS, default="auto")
     p.add_argument("--plot", help="write a PNG/SVG plot here")
     p.add_argument("--csv", help="write capacity,value rows here")
@@ -247,9 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
 
     p = sub.add_parser("demo", help="solve generated instances on the best available device")
-    p.add_argument("--n", type=int, default=1000)
-    p.add_argument("--range", type=int, default=2000, help="weights up to this (capacity about n * range / 4)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n", type=_at_least(1), default=1000, help="items of the second instance (>= 1)")
+    p.add_argument("--range", type=_at_least(1), default=2000, help="weights up to this (>= 1)")
+    p.add_argument("--seed", type=_at_least(0), default=0)
     solver_options(p)
 
     p = sub.add_parser("bench", help="run the benchmark suite (benchmarks/suite.py)")
@@ -260,24 +228,35 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT
     if rest and args.command != "bench":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         if args.command == "solve":
-            return cmd_solve(args)
-        if args.command == "profile":
-            return cmd_profile(args)
-        if args.command == "demo":
-            return cmd_demo(args)
-        return cmd_bench(args, rest)
+            code = cmd_solve(args)
+        elif args.command == "profile":
+            code = cmd_profile(args)
+        elif args.command == "demo":
+            code = cmd_demo(args)
+        else:
+            code = cmd_bench(args, rest)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below
+        return code
     except KeyboardInterrupt:
         print("\nknapsack-gpu: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `knapsack-gpu solve x | head -1`: the reader has what it wanted. Point stdout at /dev/null so the
+        # interpreter's own flush at exit stays quiet too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     # User errors: bad files (FormatError, UnicodeDecodeError are ValueErrors), bad arguments, memory the machine
     # lacks, unreadable files. RuntimeError keeps its traceback: "internal error ..." is a bug to see and report.
     except (ValueError, TypeError, MemoryError, OverflowError, OSError) as exc:
         print(f"knapsack-gpu: error: {str(exc) or type(exc).__name__}", file=sys.stderr)
-        return 1
+        return exit_code(exc)
 
 
 if __name__ == "__main__":

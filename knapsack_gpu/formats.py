@@ -12,9 +12,11 @@ A malformed file raises :class:`FormatError` naming the file, the line and what 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
+import tempfile
 import warnings
 from array import array
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from typing import NoReturn
 
 import numpy as np
 
-from .problem import MAX_WEIGHT
+from .limits import MAX_WEIGHT
 
 FORMATS = ("auto", "kp", "jooken", "pisinger", "json")
 _COLUMNS = {"kp": "profit weight", "jooken": "id profit weight", "pisinger": "profit weight"}
@@ -57,7 +59,7 @@ def read_instance(path: str | Path, fmt: str = "auto", *, fast: bool = True) -> 
     """Read an instance file.
 
     Args:
-        path: the file.
+        path: the file; "-" reads standard input (named "stdin", the format by content).
         fmt: "auto" (by extension, then by content), "kp", "jooken", "pisinger" or "json".
         fast: parse the item lines with numpy (memory about the size of the arrays); a file it does not accept
             whole is read again line by line, which finds the offending line. False reads line by line only
@@ -67,6 +69,11 @@ def read_instance(path: str | Path, fmt: str = "auto", *, fast: bool = True) -> 
         FormatError: malformed content or a number outside the solver's limits, naming the file and the line.
         OSError: the file cannot be read.
     """
+    if str(path) == "-":
+        data = sys.stdin.buffer.read()
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "stdin").write_bytes(data)
+            return read_instance(Path(tmp) / "stdin", fmt, fast=fast)
     path = Path(path)
     if fmt not in FORMATS:
         raise ValueError(f"format={fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -84,6 +91,17 @@ def read_instance(path: str | Path, fmt: str = "auto", *, fast: bool = True) -> 
     return _read_text_slow(path, fmt)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+def _text(path: Path, encoding: str):
+    """The file as text (universal newlines), past a leading UTF-8 byte-order mark if there is one."""
+    raw = open(path, "rb")  # noqa: SIM115  (closed with the wrapper)
+    if raw.read(len(BOM)) != BOM:
+        raw.seek(0)
+    return io.TextIOWrapper(raw, encoding=encoding, newline=None)
+
+
 def detect(path: Path) -> str:
     """The format of a file: JSON by extension or a leading "{", kplib by extension, else by the first two lines."""
     suffix = path.suffix.lower()
@@ -91,11 +109,11 @@ def detect(path: Path) -> str:
         return "json"
     with open(path, "rb") as f:
         head = f.read(4096)
-    if head.lstrip().startswith(b"{"):  # JSON may hold UTF-8, so look at bytes before reading lines
+    if head.removeprefix(BOM).lstrip().startswith(b"{"):  # JSON may hold UTF-8, so look at bytes before reading lines
         return "json"
     if suffix == ".kp":
         return "kp"
-    with open(path, encoding="latin-1", newline=None) as f:
+    with _text(path, "latin-1") as f:
         lines = _Lines(f, path)
         first = lines.next("the number of items")
         second = lines.next("an item line or the capacity")
@@ -202,7 +220,7 @@ def _read_text_slow(path: Path, fmt: str) -> FileInstance:
     columns = _COLUMNS[fmt]
     ncol = len(columns.split())
     # latin-1 decodes every byte, so a binary file is reported by line instead of by a UnicodeDecodeError
-    with open(path, encoding="latin-1", newline=None) as f:
+    with _text(path, "latin-1") as f:
         lines = _Lines(f, path)
         n_line, n = _count(lines)
         items = f"{n} item{'s' if n != 1 else ''} (n = {n} on line {n_line})"
@@ -257,7 +275,7 @@ def _read_text_fast(path: Path, fmt: str) -> FileInstance | None:
     """
     ncol = len(_COLUMNS[fmt].split())
     size = path.stat().st_size
-    with open(path, encoding="ascii", newline=None) as f:
+    with _text(path, "ascii") as f:
         lines = _Lines(f, path)
         _, n = _count(lines)
         if n * (2 * ncol - 1) > size:  # loadtxt allocates max_rows rows up front; an item line takes >= 2*ncol-1 bytes
@@ -286,7 +304,7 @@ def _read_text_fast(path: Path, fmt: str) -> FileInstance | None:
 
 
 def _read_json(path: Path) -> FileInstance:
-    raw = path.read_bytes()
+    raw = path.read_bytes().removeprefix(BOM)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

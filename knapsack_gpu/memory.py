@@ -15,6 +15,8 @@ from functools import lru_cache
 
 import torch
 
+from .sizes import format_bytes  # noqa: F401  (re-exported: most callers import it from here)
+
 # Share of the free memory used when the caller gives no memory_limit. CPU: half of MemAvailable leaves room for the
 # caller's own arrays. CUDA: 80% of what mem_get_info reports free leaves room for the caching allocator's rounding.
 CPU_SHARE = 0.5
@@ -142,14 +144,6 @@ def _read_host_free() -> int:
 def default_limit(device: torch.device) -> int:
     share = CUDA_SHARE if device.type == "cuda" else CPU_SHARE
     return int(available_bytes(device) * share)
-
-
-def format_bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError
 
 
 class DeviceOutOfMemory(MemoryError):

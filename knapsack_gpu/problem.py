@@ -13,10 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-# Weights and capacities stay below 2**62 so that a weight plus a capacity never overflows int64.
-MAX_WEIGHT = 2**62
-# Whole-number float values are solved in integers only while float64 holds them exactly.
-MAX_EXACT_FLOAT_INT = 2**53
+from .limits import MAX_EXACT_FLOAT_INT, MAX_WEIGHT  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)

@@ -124,18 +124,18 @@ BAD_FILES = [
 
 @pytest.mark.parametrize("name, text, line", BAD_FILES, ids=[b[0] for b in BAD_FILES])
 @pytest.mark.parametrize("command", ["solve", "profile"])
-def test_file_errors_name_file_and_line_and_exit_1(tmp_path, capsys, name, text, line, command):
+def test_file_errors_name_file_and_line_and_exit_2(tmp_path, capsys, name, text, line, command):
     f = tmp_path / name
     f.write_bytes(text.encode("latin-1"))  # the bytes as written, \x8f included
-    assert main([command, str(f), "--device", "cpu"]) == 1
+    assert main([command, str(f), "--device", "cpu"]) == 2  # bad input
     err = capsys.readouterr().err
     assert err.startswith(f"knapsack-gpu: error: {f}:{line}: ") and err.count("\n") == 1, err
 
 
-def test_unreadable_file_exits_1(tmp_path, capsys):
-    assert main(["solve", str(tmp_path / "missing.kp")]) == 1
+def test_unreadable_file_exits_2(tmp_path, capsys):
+    assert main(["solve", str(tmp_path / "missing.kp")]) == 2
     assert capsys.readouterr().err.startswith("knapsack-gpu: error: [Errno 2] No such file or directory")
-    assert main(["solve", str(tmp_path)]) == 1
+    assert main(["solve", str(tmp_path)]) == 2
     assert str(tmp_path) in capsys.readouterr().err
 
 
@@ -151,14 +151,15 @@ def test_unreadable_file_exits_1(tmp_path, capsys):
     ],
     ids=lambda e: type(e).__name__,
 )
-def test_user_errors_from_solving_exit_1(tmp_path, monkeypatch, capsys, exc):
+def test_user_errors_from_solving_exit_2_or_3(tmp_path, monkeypatch, capsys, exc):
     import knapsack_gpu.solver
 
     def failing(*args, **kwargs):
         raise exc
 
     monkeypatch.setattr(knapsack_gpu.solver, "solve", failing)
-    assert main(["solve", str(write(tmp_path, "p01.kp", kp_text())), "--device", "cpu"]) == 1
+    expected = 3 if isinstance(exc, MemoryError) else 2  # out of memory, else bad input
+    assert main(["solve", str(write(tmp_path, "p01.kp", kp_text())), "--device", "cpu"]) == expected
     err = capsys.readouterr().err
     assert err == f"knapsack-gpu: error: {str(exc) or type(exc).__name__}\n"
 
@@ -190,9 +191,9 @@ def test_expect_mismatch_and_errors_exit_nonzero(tmp_path, capsys):
     f = write(tmp_path, "p01.kp", kp_text())
     assert main(["solve", str(f), "--device", "cpu", "--expect", str(OPT + 1)]) == 1
     bad = write(tmp_path, "bad.kp", "3\n10\n1 2\n")
-    assert main(["solve", str(bad)]) == 1
+    assert main(["solve", str(bad)]) == 2
     assert "bad.kp: expected 3 item lines" in capsys.readouterr().err
-    assert main(["solve", str(f), "--device", "cpu", "--memory-limit", "100B"]) == 1
+    assert main(["solve", str(f), "--device", "cpu", "--memory-limit", "100B"]) == 3
     assert "memory_limit" in capsys.readouterr().err
 
 
@@ -218,7 +219,7 @@ def test_module_entry_point_and_ctrl_c(tmp_path, monkeypatch, capsys):
     assert json.loads(r.stdout)["value"] == OPT
     bad = write(tmp_path, "big.kp", "1\n10\n1 99999999999999999999\n")
     r = subprocess.run([sys.executable, "-m", "knapsack_gpu", "solve", str(bad)], capture_output=True, text=True)
-    assert r.returncode == 1 and r.stdout == ""
+    assert r.returncode == 2 and r.stdout == ""
     assert (
         r.stderr == f"knapsack-gpu: error: {bad}:3: weight = 99999999999999999999: weights must be < 2**62 = {2**62}\n"
     )

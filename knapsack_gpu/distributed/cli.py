@@ -13,9 +13,9 @@ import sys
 import torch
 import torch.distributed as dist
 
-from ..cli import solution_json
+from .. import output
 from ..formats import FormatError, read_instance
-from ..memory import format_bytes
+from ..sizes import format_bytes
 from .api import solve
 from .comm import DistributedError, timeout_from_env
 
@@ -42,26 +42,24 @@ def init_from_env(device: str = "auto") -> torch.device:
 
 
 def summary(name: str, n: int, capacity: int, sol) -> str:
+    """The single-process summary with the sharded solve's ranks, shards and traffic."""
     s = sol.stats
-    rate = s["cell_updates"] / s["seconds"] if s["seconds"] > 0 else float("nan")
 
     def per_rank(xs, fmt) -> str:
         return " / ".join(fmt(x) for x in xs)
 
-    return "\n".join(
-        [
-            f"instance   {name}: {n} items, capacity {capacity}",
-            f"optimum    {sol.value}",
-            f"selected   {len(sol.selected)} items, weight {sol.weight} of {capacity}",
-            f"solved in  {s['seconds']:.3f} s on {s['world_size']} {s['device']} ranks ({s['backend']}, "
-            f"{s['strategy']}, {s['dtype']})",
-            f"work       {s['cell_updates']:.3g} cell updates ({rate:.3g}/s), peak {format_bytes(s['peak_bytes'])} "
-            f"per rank, shards of {s['shard_length']} capacities",
+    s.setdefault("ranks_note", f"on {s['world_size']} {s['device']} ranks")
+    return output.summary(
+        name,
+        n,
+        capacity,
+        sol,
+        extra=(
+            f"shards     {s['shard_length']} capacities; peak memory per rank",
             f"sent       {per_rank(s['bytes_sent'], format_bytes)} (per rank)",
             f"received   {per_rank(s['bytes_received'], format_bytes)}",
             f"waiting    {per_rank(s['comm_wait_seconds'], lambda x: f'{x:.3f} s')}",
-            f"reductions {', '.join(s['reductions']) or 'none'}",
-        ]
+        ),
     )
 
 
@@ -85,19 +83,24 @@ def solve_from_env(args) -> int:
             dtype=getattr(torch, args.dtype) if args.dtype else None,
         )
         if rank == 0:
-            text = solution_json(inst, sol) if args.json else summary(inst.name, len(inst.weights), inst.capacity, sol)
+            text = (
+                output.solution_json(inst, sol)
+                if args.json
+                else summary(inst.name, len(inst.weights), inst.capacity, sol)
+            )
             print(text, flush=True)
-        if args.expect is not None and sol.value != args.expect:
+        why = None if args.expect is None else output.mismatch(sol.value, args.expect)
+        if why:
             if rank == 0:
-                print(f"knapsack-gpu: optimum {sol.value} differs from the expected {args.expect}", file=sys.stderr)
-            code = 1
+                print(f"knapsack-gpu: {why}", file=sys.stderr)
+            code = output.EXIT_MISMATCH
     except DistributedError as exc:
         print(f"knapsack-gpu: rank {rank}: error: {exc}", file=sys.stderr)
-        code = 1
+        code = output.EXIT_INPUT
     except (FormatError, ValueError, TypeError, MemoryError, OSError) as exc:
         if rank == 0:  # every rank read the same file and planned the same: one message is enough
             print(f"knapsack-gpu: error: {exc}", file=sys.stderr)
-        code = 1
+        code = output.exit_code(exc)
     finally:
         if created:
             dist.destroy_process_group()
