@@ -85,12 +85,20 @@ def knapsack(
     Raises:
         ValueError, TypeError: mismatched lengths, NaN, negative memory or runtimes.
     """
+    return _knapsack(memory, runtimes, max_memory, scale, rounding, device)[:3]
+
+
+def _knapsack(memory, runtimes, max_memory, scale, rounding, device) -> tuple[float, list[int], list[int], dict]:
+    """:func:`knapsack`, with the solve's stats (empty for an empty instance)."""
     check(memory, runtimes, max_memory)
     if len(memory) == 0:
-        return 0.0, [], []
+        return 0.0, [], [], {}
     weights, budget = quantize(memory, max_memory, scale, rounding)
     runtime = values(runtimes)
     dev = choose_device(len(weights), budget, device)
+    log.debug(
+        "knapsack_gpu: %d items, budget %s (%d units of 1/%d), device %s", len(weights), max_memory, budget, scale, dev
+    )
     try:
         sol = solve(weights, runtime, budget, device=dev, canonical=True)
     except Exception as exc:  # noqa: BLE001 - a compile must never fail because of the solver
@@ -101,7 +109,7 @@ def knapsack(
     saved = sol.selected
     chosen = set(saved)
     recomputable = [i for i in range(len(weights) - 1, -1, -1) if i not in chosen]
-    return float(sol.value), saved, recomputable
+    return float(sol.value), saved, recomputable, sol.stats
 
 
 def source_files() -> list[Path]:
@@ -192,16 +200,39 @@ def _make_classes():
                     log.warning("knapsack_gpu: no recorded runtime for %s; estimating it now", node)
                     self.estimator(node)
                 runtimes.append(self.estimator.runtimes[node])
-            value, saved, recomputable = knapsack(
-                memory, runtimes, max_memory, scale=self.scale, rounding=self.rounding, device=self.device
+            log.debug(
+                "knapsack_gpu: the partitioner asks: %d memories, %d candidate nodes, max_memory %s",
+                len(memory),
+                len(all_recomputable_banned_nodes),
+                max_memory,
             )
+            value, saved, recomputable, stats = _knapsack(
+                memory, runtimes, max_memory, self.scale, self.rounding, self.device
+            )
+            total_memory, kept_memory = float(sum(memory)), float(sum(memory[i] for i in saved))
             self.last_call = {
                 "memory": list(memory),
                 "runtimes": runtimes,
                 "max_memory": max_memory,
                 "saved": saved,
                 "runtime": value,
+                "stats": stats,
             }
+            log.info(
+                "knapsack_gpu: %d candidates, budget %.4g: keeps %d (memory %.4g of %.4g, %.0f%% less than the "
+                "runtime-optimal plan), runtime %.6g of %.6g saved; %s on %s, %.1f ms",
+                len(memory),
+                max_memory,
+                len(saved),
+                kept_memory,
+                total_memory,
+                100 * (1 - kept_memory / total_memory) if total_memory else 0.0,
+                value,
+                float(sum(runtimes)),
+                stats.get("strategy", "empty"),
+                stats.get("device", "cpu"),
+                1e3 * stats.get("seconds", 0.0),
+            )
             return saved, recomputable
 
         def uuid(self) -> str:
