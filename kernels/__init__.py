@@ -7,9 +7,17 @@
 All follow the pass contract in knapsack_gpu/dense/passes/base.py, bit for bit.
 """
 
-from . import item, small, tile
-from .item import item_update
-from .small import small_pass
-from .tile import plan_groups, tile_update
+try:
+    import triton  # noqa: F401  (the kernels need it; say how to get it before the first kernel fails to import)
+except ImportError as exc:
+    raise ImportError(
+        "knapsack_gpu.kernels needs Triton: pip install 'knapsack-gpu[triton]' (solve() runs without it: "
+        "backend='numpy' or 'torch')"
+    ) from exc
+
+from . import item, small, tile  # noqa: E402
+from .item import item_update  # noqa: E402
+from .small import small_pass  # noqa: E402
+from .tile import plan_groups, tile_update  # noqa: E402
 
 __all__ = ["item", "small", "tile", "item_update", "small_pass", "tile_update", "plan_groups"]
