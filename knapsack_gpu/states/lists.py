@@ -27,9 +27,6 @@ class NumpyOps:
     def host(self, a) -> np.ndarray:
         return a
 
-    def searchsorted(self, a, v, right: bool):
-        return np.searchsorted(a, v, side="right" if right else "left")
-
     def cummax(self, a):
         # torch's CPU cummax runs 0.7 ns an int64 against numpy's accumulate at 2.5 (measured on one EPYC thread at
         # 4e5 entries), so long arrays borrow it without a copy; short ones stay with numpy (torch's call costs ~5 us)
@@ -51,17 +48,8 @@ class NumpyOps:
     def argsort(self, a):
         return np.argsort(a, kind="stable")
 
-    def arange(self, n: int):
-        return np.arange(n)
-
-    def empty_like(self, a, n: int):
-        return np.empty(n, dtype=a.dtype)
-
     def bools(self, n: int):
         return np.empty(n, dtype=bool)
-
-    def cat(self, xs):
-        return np.concatenate(xs)
 
     def index_le(self, a, x) -> int:
         """How many entries of the sorted ``a`` are <= x."""
@@ -69,9 +57,6 @@ class NumpyOps:
 
     def argmax(self, a) -> int:
         return int(np.argmax(a))
-
-    def nbytes(self, a) -> int:
-        return a.nbytes
 
     def outer_add(self, a, b):
         """(b[:, None] + a[None, :]).ravel(): b's shifts of the whole list a, one run per shift."""
@@ -96,11 +81,6 @@ class TorchOps(NumpyOps):
     def host(self, a) -> np.ndarray:
         return a.cpu().numpy()
 
-    def searchsorted(self, a, v, right: bool):
-        if not isinstance(v, torch.Tensor):
-            v = torch.as_tensor(v, dtype=a.dtype, device=self.device)
-        return torch.searchsorted(a, v, right=right)
-
     def cummax(self, a):
         return torch.cummax(a, 0).values
 
@@ -116,26 +96,14 @@ class TorchOps(NumpyOps):
     def argsort(self, a):
         return torch.argsort(a, stable=True)
 
-    def arange(self, n: int):
-        return torch.arange(n, device=self.device)
-
-    def empty_like(self, a, n: int):
-        return torch.empty(n, dtype=a.dtype, device=self.device)
-
     def bools(self, n: int):
         return torch.empty(n, dtype=torch.bool, device=self.device)
-
-    def cat(self, xs):
-        return torch.cat(xs)
 
     def index_le(self, a, x) -> int:
         return int(torch.searchsorted(a, torch.tensor([x], dtype=a.dtype, device=self.device), right=True).item())
 
     def argmax(self, a) -> int:
         return int(torch.argmax(a).item())
-
-    def nbytes(self, a) -> int:
-        return a.numel() * a.element_size()
 
     def outer_add(self, a, b):
         return (b[:, None] + a[None, :]).reshape(-1)
