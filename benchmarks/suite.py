@@ -215,9 +215,13 @@ def judge(rows: list[dict], wl: dict) -> None:
     optimal: either it is wrong or the selections are, and nothing here can tell which ("disputed")."""
     ok = [r for r in rows if r["status"] == "ok"]
     if wl["group"] == "pareto":  # the answer is a budget: the knees must agree
-        knees = {r["extra"]["knee"] for r in ok}
+        searched = [r for r in ok if (r.get("extra") or {}).get("knee") is not None]
+        knees = {r["extra"]["knee"] for r in searched}
         for r in ok:
-            r["verdict"] = f"knee {r['extra']['knee']:.4g}" + ("" if len(knees) == 1 else " (knees differ)")
+            if r in searched:
+                r["verdict"] = f"knee {r['extra']['knee']:.4g}" + ("" if len(knees) == 1 else " (knees differ)")
+            else:  # a plain solver asked for a knee (--contenders): say so rather than crash the run
+                r["verdict"] = "no knee: not a knee search"
         return
     optimum, known = wl["optimum"], wl["optimum"] is not None
     claims = [r for r in ok if r["contender"] in EXACT and r["weight"] is None]

@@ -212,6 +212,13 @@ def test_a_value_only_answer_is_judged_on_its_value_and_never_sets_the_optimum()
     assert rows[1]["verdict"] == "WRONG: value only, 51 above the known optimum 50"
 
 
+def test_a_plain_solver_in_the_pareto_group_is_no_knee_not_a_crash():
+    """--contenders can put a solver without a knee search in the pareto group: the run goes on and says so."""
+    rows = [{**ok("ours-pareto-knee", 0, None), "extra": {"knee": 0.25}}, ok("ours-numpy", 7, 3)]
+    suite.judge(rows, {"group": "pareto", "capacity": 10, "optimum": None})
+    assert [r["verdict"] for r in rows] == ["knee 0.25", "no knee: not a knee search"]
+
+
 def test_pisingers_codes_refuse_what_their_int32_arrays_cannot_hold():
     contenders = pytest.importorskip("contenders")
     combo, minknap = contenders.CONTENDERS["combo"].refuses, contenders.CONTENDERS["minknap"].refuses
