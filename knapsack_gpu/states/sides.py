@@ -22,6 +22,7 @@ SMALL = 2048  # below this many candidates, sort them (a 1,000-key argsort costs
 SAMPLE = 512  # keys sampled to guess the band around the break
 SPREAD = 12  # sample ranks on each side of the guess that the band spans (about 5% of the items)
 FIRST_CHUNK = 32  # the first chunk a side sorts; later ones grow fourfold
+BUNDLE_RUN = 4  # identical items enter as bundles from runs of this many
 
 
 @dataclass
@@ -175,26 +176,30 @@ class Units:
         return p, w, d
 
     def bundle(self, order: np.ndarray) -> list[int]:
-        """Units for a sorted chunk: runs of identical adjacent items become bundles, smallest first."""
-        if order.size < 2:
+        """Units for a sorted chunk: runs of BUNDLE_RUN or more identical adjacent items become bundles, smallest
+        first (a run of 2 or 3 would give as many units, or one fewer, for the Python it costs)."""
+        if order.size < BUNDLE_RUN:
             return order.tolist()
         p, w = self.p[order], self.w[order]
         same = (p[1:] == p[:-1]) & (w[1:] == w[:-1])
         if not same.any():
             return order.tolist()
-        out: list[int] = []
         starts = np.flatnonzero(np.r_[True, ~same])
         ends = np.r_[starts[1:], order.size]
-        for a, e in zip(starts.tolist(), ends.tolist(), strict=True):
-            if e - a == 1:
-                out.append(int(order[a]))
-                continue
+        long = np.flatnonzero(ends - starts >= BUNDLE_RUN)
+        if not long.size:
+            return order.tolist()
+        out: list[int] = []
+        done = 0
+        for a, e in zip(starts[long].tolist(), ends[long].tolist(), strict=True):
+            out += order[done:a].tolist()
             size, pos = 1, a
             while pos < e:
                 k = min(size, e - pos)
                 out.append(int(order[pos]) if k == 1 else self.add(order[pos : pos + k]))
                 pos, size = pos + k, size * 2
-        return out
+            done = e
+        return out + order[done:].tolist()
 
 
 class Side:
