@@ -8,6 +8,7 @@ profile), so a rate and an ETA drawn from it hold.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 from typing import Protocol
@@ -120,4 +121,14 @@ def check_progress(progress: object) -> Reporter | None:
             f"progress must be None, True or an object with start(total, unit) and update(done) methods "
             f"(knapsack_gpu.progress.Progress); {progress!r} has no {' or '.join(missing)}"
         )
+    for name, args in (("start", (0, "cells")), ("update", (0,))):
+        try:
+            inspect.signature(getattr(progress, name)).bind(*args)
+        except TypeError:
+            raise TypeError(
+                f"progress.{name} must accept {name}({', '.join(('total', 'unit') if name == 'start' else ('done',))})"
+                " (knapsack_gpu.progress.Progress: start(total, unit) opens a phase, update(done) adds work)"
+            ) from None
+        except ValueError:  # a builtin without a signature: let the call decide
+            pass
     return Reporter(progress)

@@ -174,7 +174,7 @@ def _solve(
     if held > meter.limit:
         red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense")
         name = resolve_backend(backend, dev, red.dtype)
-        raise _too_small(red, dev, name, meter.limit, held, strategy, canonical, None)
+        raise _too_small(red, dev, name, meter.limit, held, inst.n, strategy, canonical, None)
     meter.hold(held, f"the per-item state of {inst.n} items")
     stats = {
         "strategy": "reduced",
@@ -214,7 +214,7 @@ def _solve(
         if run is not None and dense_need > meter.limit - meter.current and run.run(None):
             return _finish(inst, run.selection(), stats, meter)  # no dense row fits: the states engine is the plan
         if (run is not None and strategy == "states") or dense_need > meter.limit - meter.current:
-            raise _too_small(red, dev, name, meter.limit, held, strategy, canonical, run)
+            raise _too_small(red, dev, name, meter.limit, held, inst.n, strategy, canonical, run)
         choice = plan_mod.choose(red, strategy, canonical)
         if run is not None and run.overflow is None and choice.dense is not None:
             # The states engine may go on up to a share of the dense plan's estimated time; what it finds by then
@@ -246,7 +246,9 @@ def _dense_need(red: Reduced, dev, name: str, strategy: str, canonical: bool) ->
     return plan_mod.min_bytes(p, job.m, job.length)
 
 
-def _too_small(red: Reduced, dev, name: str, limit: int, held: int, strategy: str, canonical: bool, run) -> MemoryError:
+def _too_small(
+    red: Reduced, dev, name: str, limit: int, held: int, n: int, strategy: str, canonical: bool, run
+) -> MemoryError:
     """The MemoryError for a limit that holds no plan: the memory_limit that would hold the dense plan (per-item
     state included: a limit of that many bytes works, one byte less does not), and what the states engine reached
     where it ran (its own need is only known once it has run)."""
@@ -254,10 +256,13 @@ def _too_small(red: Reduced, dev, name: str, limit: int, held: int, strategy: st
     parts = []
     if run is not None and run.overflow is not None:
         parts.append(f"{run.overflow} (the states engine's peak is not known before it runs)")
-    if strategy != "states":
+    if need == held:
+        parts.append(f"the per-item state of {n} items needs memory_limit >= {need} bytes ({format_bytes(need)})")
+    elif strategy != "states":
         parts.append(
-            f"a dense plan needs memory_limit >= {need} bytes ({format_bytes(need)}: {held} of per-item state on "
-            f"{dev}, the rest for profile length {red.capacity + 1} in {str(red.dtype).replace('torch.', '')})"
+            f"a dense plan needs memory_limit >= {need} bytes ({format_bytes(need)}: {held} of per-item state for "
+            f"{n} items on {dev}, the rest for profile length {red.capacity + 1} in "
+            f"{str(red.dtype).replace('torch.', '')})"
         )
     else:
         parts.append(f"a dense plan (strategy='auto' or 'pruned') would need memory_limit >= {need} bytes")

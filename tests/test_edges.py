@@ -87,10 +87,10 @@ def test_partitioner_inputs_out_of_range_are_clamped_or_named():
 
 
 class _Progress:
-    def start(self, n):
+    def start(self, total, unit):
         pass
 
-    def update(self, cells):
+    def update(self, done):
         pass
 
 
@@ -140,8 +140,18 @@ def test_booleans_follow_one_rule_everywhere():
 
 
 def test_progress_is_checked_before_any_work():
-    with pytest.raises(TypeError, match="progress must be None or an object with start"):
+    with pytest.raises(TypeError, match="progress must be None, True or an object with start"):
         knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 4, progress=5)
+
+    class Old:  # the protocol before phases: start(item_passes)
+        def start(self, item_passes):
+            pass
+
+        def update(self, cells):
+            pass
+
+    with pytest.raises(TypeError, match=r"progress.start must accept start\(total, unit\)"):
+        knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 4, progress=Old())
     knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 4, progress=_Progress(), device="cpu")
 
 
@@ -171,7 +181,7 @@ def test_refused_allocation_is_a_memory_error_or_a_smaller_plan(monkeypatch):
         try:
             sol = knapsack_gpu.solve(w, v, c, device="cpu", strategy="dense")
         except MemoryError as exc:
-            assert "needs at least" in str(exc) or "refused" in str(exc)
+            assert "memory_limit >=" in str(exc) or "refused" in str(exc)
         else:
             assert sol.weight <= c and (c != cap or sol.value == expect)
 
@@ -203,7 +213,7 @@ def test_memory_limit_counts_per_item_state():
     rng = np.random.default_rng(0)
     n = 100_000
     w, v = rng.integers(1, 1000, n), rng.integers(1, 1000, n)
-    with pytest.raises(MemoryError, match="per-item state of 100000 items needs at least"):
+    with pytest.raises(MemoryError, match="per-item state of 100000 items needs memory_limit >= 25600000 bytes"):
         knapsack_gpu.solve(w, v, 1000, device="cpu", memory_limit=200_000)
     for capacity, strategy in ((1000, "auto"), (int(w.sum()) // 3, "auto"), (int(w.sum()) // 3, "pruned")):
         tracemalloc.start()

@@ -94,7 +94,7 @@ def test_forced_hirschberg_is_optimal_and_within_limit(extra_rows, strategy, tar
 def test_too_small_limit_names_the_bytes_needed(target):
     device, backend = target
     w, v, cap = FAMILIES["uncorrelated"](np.random.default_rng(1), 50, R=1000)
-    with pytest.raises(MemoryError, match=r"needs at least \d+ bytes"):
+    with pytest.raises(MemoryError, match=r"needs memory_limit >= \d+ bytes"):
         knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=1000)
 
 
