@@ -220,7 +220,7 @@ def _solve(
             # The states engine may go on up to a share of the dense plan's estimated time; what it finds by then
             # (a better incumbent, more items fixed) starts the dense plan.
             spent = run.stats.state_updates
-            if run.run(plan_mod.states_budget(choice.dense)):
+            if run.run_within(choice.dense):
                 return _finish(inst, run.selection(), stats, meter)
             if run.stats.state_updates > spent:
                 red = reduce(inst, dtype, canonical=canonical, fixing=True, incumbent=run.incumbent())
@@ -358,6 +358,19 @@ class _StatesRun:
                 instance_upper_bound=upper + free,
             )
         return done
+
+    def run_within(self, plan) -> bool:
+        """Search on under the dense plan's states budget, then for as long as the projection says the search ends
+        within its cap (:func:`knapsack_gpu.plan.states_extension`); True when the optimum is known."""
+        budget = plan_mod.states_budget(plan)
+        while not self.run(budget):
+            if self.overflow is not None:
+                return False
+            spent, left = self.stats.state_updates, self.search.projected_updates()
+            budget = plan_mod.states_extension(plan, budget, spent, left)
+            if budget is None:
+                return False
+        return True
 
     def _original(self, chosen: np.ndarray) -> np.ndarray:
         return np.sort(np.concatenate([self.free, self.items[chosen]]))  # disjoint: no set union needed

@@ -240,6 +240,45 @@ def test_the_search_pauses_at_its_budget_and_goes_on():
     assert best == textbook(w, p, c) and int(w[chosen].sum()) <= c
 
 
+def test_the_projection_counts_the_units_left_and_ends_at_zero():
+    p, w, c = instance("strongly", 1100, 300, 1000)
+    s = Search(p, w, c)
+    assert not s.run(50)
+    eng = s.engine
+    left = sum(int(side.remaining(eng.gap).size) for side in (eng.left, eng.right))
+    assert left > 0 and s.projected_updates() == 2 * eng.size * left
+    assert s.run(None) and s.projected_updates() == 0
+
+
+def test_past_its_budget_the_states_engine_goes_on_only_where_its_projection_fits_the_cap(monkeypatch):
+    import knapsack_gpu.plan as plan
+
+    monkeypatch.setattr(plan, "STATES_MIN_UPDATES", 1)
+    monkeypatch.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
+    monkeypatch.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
+    monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c: None)
+    p, w, c = instance("strongly", 1300, 120, 200)
+    best = textbook(w, p, c)
+    monkeypatch.setattr(plan, "STATES_CAP_SHARE", 1e3)  # the projection fits: it goes on to the end
+    sol = knapsack_gpu.solve(w, p, c, device="cpu")
+    assert sol.stats["strategy"] == "states" and sol.value == best and sol.weight <= c
+    monkeypatch.setattr(plan, "STATES_CAP_SHARE", 1e-9)  # it does not: the dense plan finishes
+    sol = knapsack_gpu.solve(w, p, c, device="cpu")
+    assert "states gave way" in sol.stats["plan_reason"] and sol.value == best and sol.weight <= c
+
+
+def test_states_extension_doubles_within_the_cap():
+    import knapsack_gpu.plan as plan
+
+    class Plan:
+        seconds = 1000 * plan.STATE_SECONDS / plan.STATES_CAP_SHARE  # a cap of 1000 updates
+
+    assert plan.states_extension(Plan, 100, 90, 910) == 200
+    assert plan.states_extension(Plan, 100, 90, 911) is None  # the projection passes the cap
+    assert plan.states_extension(Plan, 600, 500, 300) == 1000  # doubling, held to the cap
+    assert plan.states_extension(Plan, 1000, 900, 0) is None  # at the cap
+
+
 def test_a_memory_limit_below_the_list_is_an_overflow_never_a_wrong_answer():
     p, w, c = instance("strongly", 1200, 300, 10**6)
     meter = Meter(40_000, torch.device("cpu"))
@@ -255,6 +294,7 @@ def test_the_hand_over_to_a_dense_plan_is_exact(monkeypatch, family):
     monkeypatch.setattr(plan, "STATES_MIN_UPDATES", 1)
     monkeypatch.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
     monkeypatch.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
+    monkeypatch.setattr(plan, "STATES_CAP_SHARE", 0.0)
     monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c: None)  # it would close them at once
     for seed in range(4):
         p, w, c = instance(family, 1300 + seed, 120, 200)
@@ -301,6 +341,7 @@ def test_hand_over_to_2_62(items, c):
         m.setattr(plan, "STATES_MIN_UPDATES", 1)
         m.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
         m.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
+        m.setattr(plan, "STATES_CAP_SHARE", 0.0)
         try:
             sol = knapsack_gpu.solve(weights, values, c, device="cpu")
         except ValueError as exc:  # the optimum may pass int64: refused by the dense plan's dtype, and said so

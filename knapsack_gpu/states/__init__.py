@@ -110,6 +110,10 @@ class Search:
             self.chosen = None if chosen is None else np.sort(np.concatenate([self.free, self.items[chosen]]))
         return done
 
+    def projected_updates(self) -> int:
+        """The state updates left if the list kept its size (see :meth:`.engine.Engine.projected_updates`)."""
+        return 0 if self.engine is None else self.engine.projected_updates()
+
     def result(self):
         """(value, ascending indices) once :meth:`run` returned True; (lower, None) when nothing beats ``lower``."""
         if self.chosen is None or (self.lower is not None and not self.value > self.lower):

@@ -242,6 +242,14 @@ class Engine:
                 extras.fire(self)
         return self._done()
 
+    def projected_updates(self) -> int:
+        """The state updates the search would still do if the list kept its size: two candidates a state for every
+        unit that can still enter the core at today's gap (the planner's guess whether the search will finish)."""
+        if not self.size or self.z >= self.ub:
+            return 0
+        units = sum(int(side.remaining(self.gap).size) for side in (self.left, self.right))
+        return 2 * self.size * units
+
     def _done(self) -> bool:
         if self.depth == 0:
             self.stats.fixed_in += self.left.fixed
