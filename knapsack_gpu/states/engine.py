@@ -41,6 +41,9 @@ BATCH_CELLS = 8192
 # again each time the list has grown PAIRING_GROWTH-fold (an O(n log S) search, cheap beside the steps it saves).
 GCD_STATES = 1000
 SURROGATE_STATES = 2000
+# Dominance fixing (RECORD) only where the list still grows after the surrogate: on the classes it fires on (similar
+# weights) the surrogate closes the search anyway, and the fixing's O(n log n) and Python heap cost 0.3-3 ms there.
+DOMINANCE_STATES = 20000
 PAIRING_STATES = 256
 PAIRING_GROWTH = 4
 # Bytes per candidate state at the peak of one step: value, weight and decision bits of the merged candidates and

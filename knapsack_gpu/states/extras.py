@@ -5,6 +5,10 @@
   d the gcd of the other weights: the capacity can drop to ws + d * floor((c - ws) / d).
 - divisibility of values (RECORD: da Silva, de Queiroz, Schouery 2026): in the same way every better solution is worth
   ps + (a multiple of g), g the gcd of the open items' values, so the upper bound drops to the largest such value.
+- dominance fixing (RECORD): an item that at least K other items dominate (no heavier, no less valuable), K the
+  most items any solution holds, is left out of some optimal solution: one of its dominators is always free to take
+  its place. Ties go by (weight, -value, index), a strict order, so that swapping ends; items after the break only
+  (fixing one in the break solution out would move the break).
 - the surrogate relaxation with a cardinality constraint (:mod:`.relax`).
 - the pairing heuristic (combo's ``heuristic``): for every item outside the core, the best state it completes (a
   right item: the best state of weight <= c - w_i) or frees room for (a left item: weight <= c + w_i); one
@@ -13,6 +17,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import numpy as np
@@ -69,6 +74,47 @@ def gcd_capacity(eng) -> None:
             eng.fired.add("gcd")
 
 
+def most_items(w: np.ndarray, c: int) -> int:
+    """The most items any solution of capacity c holds: the lightest ones, as many as fit."""
+    return int(np.searchsorted(np.cumsum(np.sort(w)), c, side="right"))
+
+
+def dominated(p: np.ndarray, w: np.ndarray, k: int, among: np.ndarray) -> np.ndarray:
+    """The items of ``among`` that at least k other items dominate: in the order (weight, -value, index) the k-th
+    largest value before an item is >= its own (a running k-smallest heap of the largest values seen)."""
+    if k <= 0 or not among.size:
+        return among[:0] if k > 0 else among
+    n = int(p.size)
+    order = np.lexsort((np.arange(n), -p, w))
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(n)
+    last = int(pos[among].max())
+    if last < k:
+        return among[:0]
+    vals = p[order[: last + 1]].tolist()
+    heap = vals[:k]
+    heapq.heapify(heap)
+    hit = np.zeros(last + 1, dtype=bool)
+    for t in range(k, last + 1):
+        v = vals[t]
+        if heap[0] >= v:
+            hit[t] = True
+        else:
+            heapq.heapreplace(heap, v)
+    return among[hit[pos[among]]]
+
+
+def dominance(eng) -> None:
+    """Fix out the items after the break that as many items dominate as a solution can hold."""
+    side = eng.right
+    among = side.remaining(eng.gap)
+    among = among[among < eng.units.n]  # plain items; a bundle's members are identical, it has no order to keep
+    out = dominated(eng.p, eng.w, most_items(eng.w, eng.c), among)
+    if out.size:
+        side.drop(out)
+        eng.fired.add("dominance")
+
+
 def pairing(eng) -> None:
     """Raise z with one item outside the core on top of a state."""
     from .engine import Incumbent
@@ -111,6 +157,9 @@ def fire(eng) -> None:
         done.add("surrogate")
         surrogate(eng)
         eng.next_pairing = 0  # a tighter bound: look for a solution that meets it now
+    if not eng.big and "dominance" not in done and size > e.DOMINANCE_STATES:
+        done.add("dominance")
+        dominance(eng)
     if size > eng.next_pairing:
         eng.next_pairing = max(size, e.PAIRING_STATES) * e.PAIRING_GROWTH
         pairing(eng)

@@ -254,6 +254,17 @@ class Side:
         dd = self.units.arrays(rest)[2]
         return rest[dd >= -gap if self.right else dd <= gap]
 
+    def drop(self, items: np.ndarray) -> None:
+        """Fix the plain items ``items`` (units below ``units.n``, not handed out yet) at their side's value: they
+        never enter the core."""
+        if not items.size:
+            return
+        self.pool = self.pool[~np.isin(self.pool, items)]
+        gone = set(items.tolist())
+        rest = [(u, d) for u, d in zip(self.buf[self.pos :], self.bufd[self.pos :], strict=True) if u not in gone]
+        self.buf, self.bufd, self.pos = [u for u, _ in rest], [d for _, d in rest], 0
+        self.fixed += int(items.size)
+
     def _refill(self, gap) -> None:
         pool = self.pool
         if pool.size:
