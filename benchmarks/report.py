@@ -420,6 +420,7 @@ def runs_and_machines(runs: list[dict], rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+HISTORY = "HISTORY.md"
 PER_CLASS_NOTE = (
     "combo and minknap are Pisinger's C codes as the digneapy 0.2.5 wheel builds them (int32 inputs: skipped where C, "
     "a weight or a value reaches 2^31). Their time here is their own clock (milliseconds measured inside the C call); "
@@ -493,6 +494,9 @@ def write_report(runs: list[dict], rows: list[dict], out_dir: Path, stem: str) -
     body += ["## Answers that were not optimal or not feasible", ""]
     body += [f"- {r['workload']}: {r['contender']}: {r['verdict']}" for r in wrong] or ["- none"]
     body += ["", runs_and_machines(runs, rows)]
+    history = out_dir / HISTORY
+    if history.exists():  # hand-written: what earlier releases measured, and why rows are marked stale
+        body += ["", history.read_text().strip()]
     pngs = plots(runs, rows, out_dir, stem)
     body += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs]
     md = "\n".join(head + body) + "\n"
