@@ -200,10 +200,11 @@ def _solve(
         "memory_limit": meter.limit,
     }
     run = None
-    if not canonical and strategy in ("auto", "states") and dtype is None:
-        run = _StatesRun(inst, dev, resolve_backend(backend, dev, torch.int64), meter, stats, progress)
+    states_meter = _states_meter(inst, dev, backend, meter, canonical)
+    if strategy in ("auto", "states") and dtype is None and states_meter is not None:
+        run = _StatesRun(inst, dev, resolve_backend(backend, dev, torch.int64), states_meter, stats, progress, meter)
         budget = None if strategy == "states" else plan_mod.states_first_budget(run.items, inst.capacity, run.bound)
-        if run.run(budget):
+        if run.run(budget) and not canonical:
             return _finish(inst, run.selection(), stats, meter)
     red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
     name = resolve_backend(backend, dev, red.dtype)
@@ -211,16 +212,16 @@ def _solve(
     selected = red.forced
     if red.n:
         dense_need = _dense_need(red, dev, name, strategy, canonical)
-        if run is not None and dense_need > meter.limit - meter.current and run.run(None):
+        if run is not None and not canonical and dense_need > meter.limit - meter.current and run.run(None):
             return _finish(inst, run.selection(), stats, meter)  # no dense row fits: the states engine is the plan
         if (run is not None and strategy == "states") or dense_need > meter.limit - meter.current:
             raise _too_small(red, dev, name, meter.limit, held, inst.n, strategy, canonical, run)
         choice = plan_mod.choose(red, strategy, canonical)
-        if run is not None and run.overflow is None and choice.dense is not None:
+        if run is not None and run.overflow is None and not run.done and choice.dense is not None:
             # The states engine may go on up to a share of the dense plan's estimated time; what it finds by then
             # (a better incumbent, more items fixed) starts the dense plan.
             spent = run.stats.state_updates
-            if run.run_within(choice.dense):
+            if run.run_within(choice.dense) and not canonical:
                 return _finish(inst, run.selection(), stats, meter)
             if run.stats.state_updates > spent:
                 red = reduce(inst, dtype, canonical=canonical, fixing=True, incumbent=run.incumbent())
@@ -228,7 +229,12 @@ def _solve(
                 choice = plan_mod.choose(red, strategy, canonical)
         stats["plan_reason"] = choice.reason
         if run is not None:
-            stats["plan_reason"] = f"states gave way after {run.stats.state_updates} updates; " + choice.reason
+            what = (
+                "states found the optimum's value (dp_knapsack's selection takes a pass in input order)"
+                if run.done
+                else "states gave way"
+            )
+            stats["plan_reason"] = f"{what} after {run.stats.state_updates} updates; " + choice.reason
             run.release()  # the dense plan's memory is counted without the list the states engine left
         if choice.strategy == "closed":
             stats["strategy"] = "closed"
@@ -236,6 +242,18 @@ def _solve(
         elif red.n:
             selected = red.selection(_run_dense(choice.dense, red, dev, name, limit, meter, stats, progress))
     return _finish(inst, selected, stats, meter)
+
+
+def _states_meter(inst: Instance, dev, backend: str, meter: Meter, canonical: bool) -> Meter | None:
+    """The meter the states engine runs under. A canonical solve still needs its dense pass, so the engine only gets
+    the room that even an unreduced dense plan would leave (None where that is none): its value then never decides
+    whether the dense plan fits, and a MemoryError's ``memory_limit >= N`` stays exact."""
+    if not canonical:
+        return meter
+    name = resolve_backend(backend, dev, torch.int64)
+    p = make_pass(name, dev, torch.int64, Workspace(Meter(2**62, dev)))
+    room = meter.limit - meter.current - plan_mod.min_bytes(p, inst.n, inst.capacity + 1)
+    return Meter(room, dev) if room > 0 else None
 
 
 def _dense_need(red: Reduced, dev, name: str, strategy: str, canonical: bool) -> int:
@@ -297,7 +315,16 @@ class _StatesRun:
     """The states engine over the items a DP needs (value > 0, 0 < weight <= capacity): zero-weight items are
     taken, and when everything fits no search is needed at all."""
 
-    def __init__(self, inst: Instance, dev, backend: str, meter: Meter, stats: dict, progress: Reporter | None):
+    def __init__(
+        self,
+        inst: Instance,
+        dev,
+        backend: str,
+        meter: Meter,
+        stats: dict,
+        progress: Reporter | None,
+        solve_meter: Meter,
+    ):
         w, v, cap = inst.weights, inst.values, inst.capacity
         positive = v > 0
         self.free = np.flatnonzero(positive & (w == 0))
@@ -309,6 +336,11 @@ class _StatesRun:
         self.bound = exact_sum(self.values)  # every state's value is at most this
         self.stats = StatesStats()
         self.overflow: StatesOverflow | None = None
+        self.done = False  # the search has ended: its value is the optimum
+        # a meter of its own (a canonical solve's, see _states_meter): only its value is handed on, never its items,
+        # and its peak is the solve's too
+        self.value_only = meter is not solve_meter
+        self.meter, self.solve_meter = meter, solve_meter
         self.out = stats
         self.backend = backend
         self.progress = progress
@@ -324,17 +356,21 @@ class _StatesRun:
 
     def run(self, budget: int | None) -> bool:
         """Search on up to ``budget`` state updates; True when the optimum is known. A memory overflow ends it."""
-        if self.overflow is not None:
-            return False
+        if self.done or self.overflow is not None:
+            return self.done
         if self.progress is not None:
             self.progress.start(budget, "states")
         try:
             done = self.search.run(budget)
         except StatesOverflow as exc:
             self.overflow, done = exc, False
+        self.done = done
+        if self.value_only:
+            self.solve_meter.note_peak(self.meter.peak)
         st = self.stats
+        if not self.value_only:  # a canonical solve's plan is the dense one that follows
+            self.out["strategy"] = "states"
         self.out.update(
-            strategy="states",
             backend=self.backend,
             dtype="int64" if self.values.dtype.kind != "f" else "float64",
             reductions=list(self.applied),
@@ -386,7 +422,7 @@ class _StatesRun:
     def incumbent(self) -> tuple | None:
         """(value of the DP items, the whole selection's original indices or None) for the dense plan."""
         value, chosen = self.search.incumbent()
-        if chosen is None:
+        if chosen is None or self.value_only:
             return value, None
         return value, self._original(chosen)
 

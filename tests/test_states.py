@@ -343,6 +343,19 @@ def test_the_hand_over_to_a_dense_plan_is_exact(monkeypatch, family):
         assert sol.value == textbook(w, p, c) and sol.weight <= c
 
 
+def test_a_canonical_solve_starts_its_dense_pass_from_the_states_engines_value():
+    """dp_knapsack's selection takes a dense pass in input order, but the states engine's value still fixes items
+    and narrows that pass (without it the drop-in ran 5-6x slower on the seeds' instances)."""
+    for family in ("uncorrelated", "weakly", "strongly"):
+        p, w, c = instance(family, 1500, 300, 1000)
+        best = textbook(w, p, c)
+        free = knapsack_gpu.solve(w, p, c, device="cpu")
+        canon = knapsack_gpu.solve(w, p, c, device="cpu", canonical=True)
+        assert canon.value == free.value == best and canon.weight <= c
+        assert canon.stats["instance_lower_bound"] == best
+        assert "states found the optimum's value" in canon.stats["plan_reason"]
+
+
 BIG = 2**62 - 1
 numbers = st.one_of(st.integers(1, 30), st.integers(BIG - 2**20, BIG), st.integers(1, BIG))
 
