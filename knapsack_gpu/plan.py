@@ -52,6 +52,10 @@ STATES_BUDGET_SHARE = 0.05
 # Jooken n=1200, c=1e8, g=6: 1.7e9 updates (24 s) where dense takes 75 s; g=10: the projection passes the cap by 5% of
 # the dense time (the list doubles every few items) and dense runs as before.
 STATES_CAP_SHARE = 0.5
+# A canonical solve runs the states engine (for its value only) where a full dense pass would take at least this
+# long: below it the engine's fixed cost (~0.5 ms) is more than what its lower bound saves the pass (the partitioner's
+# n = 100, C = 1e4: 0.97 ms without, 1.5 ms with; the seeds' n = 200, C = 1e7: 47 ms without, 1.4 ms with).
+CANONICAL_STATES_SECONDS = 0.05
 # A pruned pass must cut at least this share of the dense plan's cost to be preferred.
 PRUNE_MIN_GAIN = 0.0
 
@@ -168,6 +172,11 @@ def states_first_budget(items: np.ndarray, capacity: int, value_bound: int | flo
         return None
     seconds = items.size * (capacity + 1) * itemsize * CELL_BYTE_SECONDS
     return max(STATES_MIN_UPDATES, int(STATES_FIRST_SHARE * seconds / STATE_SECONDS))
+
+
+def canonical_states(n: int, capacity: int) -> bool:
+    """Whether a canonical solve of n items should look for the states engine's value first."""
+    return n * (capacity + 1) * 8 * CELL_BYTE_SECONDS >= CANONICAL_STATES_SECONDS
 
 
 def states_budget(plan: Dense) -> int:

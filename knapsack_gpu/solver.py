@@ -245,11 +245,14 @@ def _solve(
 
 
 def _states_meter(inst: Instance, dev, backend: str, meter: Meter, canonical: bool) -> Meter | None:
-    """The meter the states engine runs under. A canonical solve still needs its dense pass, so the engine only gets
-    the room that even an unreduced dense plan would leave (None where that is none): its value then never decides
-    whether the dense plan fits, and a MemoryError's ``memory_limit >= N`` stays exact."""
+    """The meter the states engine runs under (None: it does not run). A canonical solve still needs its dense pass,
+    so the engine only gets the room that even an unreduced dense plan would leave (None where that is none, or
+    where that pass is too short for the engine to pay): its value then never decides whether the dense plan fits,
+    and a MemoryError's ``memory_limit >= N`` stays exact."""
     if not canonical:
         return meter
+    if not plan_mod.canonical_states(inst.n, inst.capacity):
+        return None
     name = resolve_backend(backend, dev, torch.int64)
     p = make_pass(name, dev, torch.int64, Workspace(Meter(2**62, dev)))
     room = meter.limit - meter.current - plan_mod.min_bytes(p, inst.n, inst.capacity + 1)
