@@ -200,8 +200,9 @@ def _solve(
         "memory_limit": meter.limit,
     }
     run = None
-    states_meter = _states_meter(inst, dev, backend, meter, canonical)
-    if strategy in ("auto", "states") and dtype is None and states_meter is not None:
+    tried = strategy in ("auto", "states") and dtype is None
+    states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
+    if states_meter is not None:
         run = _StatesRun(inst, dev, resolve_backend(backend, dev, torch.int64), states_meter, stats, progress, meter)
         budget = None if strategy == "states" else plan_mod.states_first_budget(run.items, inst.capacity, run.bound)
         if run.run(budget) and not canonical:

@@ -130,39 +130,14 @@ class Search:
         return self.pf + eng.z, sel
 
 
-def solve_items(
-    p: np.ndarray,
-    w: np.ndarray,
-    c: int,
-    *,
-    lower=None,
-    upper=None,
-    ops=None,
-    meter=None,
-    max_updates=None,
-    relax=True,
-    stats=None,
-    depth=0,
-    progress=None,
-):
-    """:class:`Search` to the end: (value, ascending indices), or (lower, None) when nothing beats ``lower``.
+def solve_items(p: np.ndarray, w: np.ndarray, c: int, *, max_updates=None, **options):
+    """:class:`Search` to the end (``options`` as for it): (value, ascending indices), or (lower, None) when nothing
+    beats ``lower``.
 
     Raises:
         StatesOverflow: the list outgrew the memory limit or ``max_updates`` state updates.
     """
-    s = Search(
-        p,
-        w,
-        c,
-        lower=lower,
-        upper=upper,
-        ops=ops,
-        meter=meter,
-        relax=relax,
-        stats=stats,
-        depth=depth,
-        progress=progress,
-    )
+    s = Search(p, w, c, **options)
     if not s.run(max_updates):
         eng = s.engine
         raise eng._overflow(f"the states list passed its work budget of {max_updates} state updates", eng.size)
