@@ -2,7 +2,8 @@
 
 - :mod:`.item`: one item over the whole profile, fused update and decision bit (any item, any capacity);
 - :mod:`.tile`: k light items per launch over tiles with a halo (HBM traffic once per k items);
-- :mod:`.small`: every item in one launch when the profile fits one program (the partitioner's regime).
+- :mod:`.sweep`: a run of items with narrow launch ranges in one launch of one program (the partitioner's regime,
+  and narrow windows).
 
 All follow the pass contract in knapsack_gpu/dense/passes/base.py, bit for bit.
 """
@@ -15,9 +16,8 @@ except ImportError as exc:
         "backend='numpy' or 'torch')"
     ) from exc
 
-from . import item, small, tile  # noqa: E402
+from . import item, sweep, tile  # noqa: E402
 from .item import item_update  # noqa: E402
-from .small import small_pass  # noqa: E402
 from .tile import plan_groups, tile_update  # noqa: E402
 
-__all__ = ["item", "small", "tile", "item_update", "small_pass", "tile_update", "plan_groups"]
+__all__ = ["item", "sweep", "tile", "item_update", "tile_update", "plan_groups"]

@@ -28,6 +28,29 @@ def load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j):
 
 
 @triton.jit
+def load_prev(top_ptr, tail_ptr, j):
+    """Item j - 1's top and tail value V_{j-1} (0 and 0 before the first item): above that top the profile the
+    item reads is V_{j-1} whatever the row holds, so no pass fills the prefix range on the host."""
+    return tl.load(top_ptr + j - 1, mask=j > 0, other=0), tl.load(tail_ptr + j - 1, mask=j > 0, other=0)
+
+
+@triton.jit
+def prefixed(old, c, ptop, ptail, COVER: tl.constexpr):
+    """The profile before an item: what the row holds up to the previous item's top, V_{j-1} above (standard mode;
+    in cover mode the row holds the sentinel there already)."""
+    if COVER:
+        return old
+    return tl.where(c > ptop, ptail, old)
+
+
+@triton.jit
+def local(v, base, BLOCK: tl.constexpr):
+    """Capacity ``v`` as an int32 index relative to ``base``, clamped to [-1, BLOCK]: comparisons of indices in
+    [0, BLOCK) against it are those of the capacities, with half the registers of int64 capacities."""
+    return tl.minimum(tl.maximum(v - base, -1), BLOCK).to(tl.int32)
+
+
+@triton.jit
 def source(c, w, COVER: tl.constexpr):
     """Where f(c)'s candidate comes from: c - w, saturating at 0 in cover mode (covering more than needed)."""
     if COVER:

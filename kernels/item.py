@@ -3,7 +3,8 @@
 Semantics are the pass contract of knapsack_gpu/dense/passes/base.py for ping-pong rows: the launch covers every cell
 where the output row may differ from the input (this item's range and what the previous launch changed, see
 passes/triton_pass.py), writing f(c) outside the item's [lo, hi], the update inside, and the prefix value V_j above
-top in standard mode. Decision bits are OR-ed into the item's plane of the (zeroed) table where the item is taken.
+top in standard mode (above the previous item's top it reads V_{j-1}, not the row). Decision bits are OR-ed into the
+item's plane of the (zeroed) table where the item is taken.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import item_arrays, load_item, or_bits, relax, source
+from .common import item_arrays, load_item, load_prev, or_bits, prefixed, relax, source
 
 # 1024 elements and 4 warps per program: the usual streaming-kernel setting (8 elements per thread, 4-8 KB in flight
 # per program); not tuned on a device yet, benchmarks/gpu_check.py measures it against the copy bandwidth.
@@ -43,7 +44,8 @@ def _item_kernel(
     c = start + pid * BLOCK + tl.arange(0, BLOCK)
     w, v, lo, hi, top, tail = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j)
     inside = c < end
-    old = tl.load(src_ptr + c, mask=inside, other=0)
+    ptop, ptail = load_prev(top_ptr, tail_ptr, j)
+    old = prefixed(tl.load(src_ptr + c, mask=inside, other=0), c, ptop, ptail, COVER)
     cand = tl.load(src_ptr + source(c, w, COVER), mask=inside & (c >= lo) & (c <= hi), other=0) + v
     new, take = relax(old, cand, c, lo, hi, top, tail, COVER)
     tl.store(dst_ptr + c, new, mask=inside)

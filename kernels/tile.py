@@ -17,12 +17,18 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import item_arrays, load_item, or_bits, relax, source
+from .common import item_arrays, load_item, load_prev, local, or_bits, prefixed, relax
 
-# 8192 values per tile: 32 (int32) to 64 (int64) registers a thread at 8 warps. A halo of at most a quarter keeps
-# at least 75% of every load useful. Items heavier than that go to kernel 1. Not yet tuned on a device.
+# 8192 values per tile at 16 warps: 16 values a thread, which with the bit byte and the int32 index keeps every
+# variant within 128 registers, so no spill and one 16-warp block per SM (25% occupancy; int32/float32 without bits
+# reach 50%), where 32 values a thread at 8 warps took 180-255 registers and one 8-warp block (12.5%).
+# benchmarks/kernel_report.py prints each variant. A halo of at most a quarter keeps at least 75% of every load
+# useful; items heavier than that go to kernel 1.
 BLOCK = 8192
-NUM_WARPS = 8
+NUM_WARPS = 16
+# ptxas's own choice left 4 B of spill at 64 registers with triton 3.6 (int32, no bits); allowing the 128 that 512
+# threads may use anyway removes it.
+MAXNREG = 128
 HALO_MAX = BLOCK // 4
 K_MAX = 16
 # Persistent grid: enough programs to fill a large GPU (132 SMs on an H200, a few programs each).
@@ -54,13 +60,17 @@ def _tile_kernel(
     BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0)
+    # Everything per element is an int32 index x into the tile; capacities stay scalar (int64) and are compared
+    # through local(): the values and the bit byte are then the only per-element state kept across the k items.
     x = tl.arange(0, BLOCK)
     scratch = scratch_ptr + pid.to(tl.int64) * (2 * BLOCK)
     tile_out = BLOCK - halo
+    ptop, ptail = load_prev(top_ptr, tail_ptr, j0)
     for t in range(pid, n_tiles, tl.num_programs(0)):
         base = start + tl.cast(t, tl.int64) * tile_out - halo  # capacity of local index 0
-        c = base + x
-        cur = tl.load(src_ptr + c, mask=(c >= 0) & (c < length), other=0)
+        zero = local(0, base, BLOCK)  # local index of capacity 0 (-1 when it lies below the tile)
+        cur = tl.load(src_ptr + base + x, mask=(x >= zero) & (x < local(length, base, BLOCK)), other=0)
+        cur = prefixed(cur, x, local(ptop, base, BLOCK), ptail, COVER)
         acc = tl.zeros([BLOCK], dtype=tl.uint8)
         tl.debug_barrier()  # the previous tile's last reads of the scratch are done
         for i in range(k):
@@ -69,33 +79,37 @@ def _tile_kernel(
             buf = scratch + (i % 2) * BLOCK
             tl.store(buf + x, cur)
             tl.debug_barrier()
-            s = source(c, w, COVER) - base  # local index of the candidate's source
+            s = x - w.to(tl.int32)  # local index of the candidate's source (w <= halo <= BLOCK)
+            if COVER:
+                s = tl.maximum(s, zero)  # covering more than needed: the source saturates at capacity 0
             # s < 0: the source lies below this tile's region. Such cells are halo cells that are not exact yet
             # whatever they hold, and never reach the output (there s >= halo - w >= 0).
-            cand = tl.load(buf + s, mask=(c >= lo) & (c <= hi) & (s >= 0), other=0) + v
-            cur, take = relax(cur, cand, c, lo, hi, top, tail, COVER)
+            upd_lo, upd_hi = local(lo, base, BLOCK), local(hi, base, BLOCK)
+            cand = tl.load(buf + s, mask=(x >= upd_lo) & (x <= upd_hi) & (s >= 0), other=0) + v
+            cur, take = relax(cur, cand, x, upd_lo, upd_hi, local(top, base, BLOCK), tail, COVER)
             if RECORD:
                 acc = acc | (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
-        out = (x >= halo) & (c < end)
-        tl.store(dst_ptr + c, cur, mask=out)
+        out = (x >= halo) & (x < local(end, base, BLOCK))
+        tl.store(dst_ptr + base + x, cur, mask=out)
         if RECORD:
-            or_bits(bits_ptr, pdelta_ptr, j0 // 8, c, acc, out & (acc != 0))
+            or_bits(bits_ptr, pdelta_ptr, j0 // 8, base + x, acc, out & (acc != 0))
 
 
-def plan_groups(weights: list[int], record: bool) -> list[tuple[int, int]]:
-    """Split items into launches (first item, count): runs of light items for kernel 2, single items for kernel 1.
+def plan_groups(weights: list[int], record: bool, first: int = 0) -> list[tuple[int, int]]:
+    """Split items first, first + 1, .. (their ``weights``) into launches (first item, count): runs of light items
+    for kernel 2, single items for kernel 1.
 
     A run grows while its weights sum to at most HALO_MAX and it has at most K_MAX items; when recording it also
     stays inside one plane (eight items), so a tile ORs each of its bit bytes once.
     """
     groups = []
-    j, m = 0, len(weights)
+    j, m = first, first + len(weights)
     while j < m:
-        k, halo = 1, weights[j]
+        k, halo = 1, weights[j - first]
         if halo <= HALO_MAX:
             limit = min(K_MAX, 8 - (j & 7)) if record else K_MAX
-            while k < limit and j + k < m and halo + weights[j + k] <= HALO_MAX:
-                halo += weights[j + k]
+            while k < limit and j + k < m and halo + weights[j + k - first] <= HALO_MAX:
+                halo += weights[j + k - first]
                 k += 1
         groups.append((j, k))
         j += k
@@ -158,4 +172,5 @@ def tile_update(
         RECORD=bits is not None,
         BLOCK=BLOCK,
         num_warps=NUM_WARPS,
+        maxnreg=MAXNREG,
     )

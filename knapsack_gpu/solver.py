@@ -47,11 +47,12 @@ class Solution:
             ``instance_lower_bound`` / ``instance_upper_bound`` (the same bounds on the whole instance's optimum),
             ``items`` and ``profile_length`` (what reached the DP), ``dp_seconds`` (the dense DP's own time),
             ``cell_updates`` against ``full_cells`` (n * (C + 1)), ``peak_states``, ``passes``, ``item_passes``,
-            ``leaves``, ``depth``, ``peak_bytes`` (working memory the solver counted, per-item host state included
-            on the CPU), ``memory_limit``, ``plan_reason``, ``seconds``. Where the states engine ran, also
-            ``core`` (items and bundles that entered its core), ``state_updates``, ``bundled`` (items that entered
-            in bundles of identical items), ``extras`` (of "gcd", "divisibility", "surrogate", "pairing": those
-            that changed something) and ``resolves`` (narrower cores solved again to recover the selection).
+            ``leaves``, ``depth``, ``launches`` (torch and triton backends: the device operations the dense DP issued,
+            kernel launches, fills and copies, or torch ops), ``peak_bytes`` (working memory the solver counted,
+            per-item host state included on the CPU), ``memory_limit``, ``plan_reason``, ``seconds``. Where the states
+            engine ran, also ``core`` (items and bundles that entered its core), ``state_updates``, ``bundled`` (items
+            that entered in bundles of identical items), ``extras`` (of "gcd", "divisibility", "surrogate", "pairing":
+            those that changed something) and ``resolves`` (narrower cores solved again to recover the selection).
     """
 
     value: int | float
@@ -434,6 +435,7 @@ class _StatesRun:
 def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress) -> list[int]:
     job = dense.job
     t0 = time.perf_counter()
+    launches = 0
     for attempt in range(2):
         ws = Workspace(meter)
         p = make_pass(name, dev, job.dtype, ws, progress)
@@ -452,6 +454,7 @@ def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: 
             meter.limit = meter.current
         finally:
             ws.clear()
+            launches += p.launches
     positions = dense.positions[chosen].tolist()
     _check_result(red, positions, dp_value, job.cover)
     if job.cover:
@@ -469,6 +472,8 @@ def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: 
         profile_length=job.length,
         dp_seconds=time.perf_counter() - t0,
     )
+    if name != "numpy":
+        stats["launches"] = launches  # device operations: what a GPU pays per launch, counted on any device
     return positions
 
 

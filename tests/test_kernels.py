@@ -29,16 +29,18 @@ DEVICE = "cuda" if HAS_CUDA else "cpu"
 DTYPES = [torch.int32, torch.int64, torch.float32, torch.float64]
 
 
-@pytest.fixture(params=["small", "item", "tile"])
+@pytest.fixture(params=["sweep", "item", "tile", "mixed"])
 def kernel_path(request, monkeypatch):
-    """Which kernel runs: the one-launch small kernel, the single-item kernel, or multi-item tiles."""
+    """Which kernel runs: the one-launch sweep, the single-item kernel, multi-item tiles, or all three in one pass
+    (sweeps for ranges of at most 40 cells, the others beside them)."""
     k = knapsack_gpu.dense.passes.triton_pass.kernels()
-    if request.param != "small":
-        monkeypatch.setattr(k.small, "MAX_LENGTH", 0)
+    monkeypatch.setattr(k.sweep, "CHUNK", 64)  # several chunks per item range on the longer profiles
+    if request.param != "sweep":
+        monkeypatch.setattr(k.sweep, "MAX_CELLS", 40 if request.param == "mixed" else -1)
     if request.param == "item":
         monkeypatch.setattr(k.item, "BLOCK", 32)
         monkeypatch.setattr(k.tile, "HALO_MAX", -1)  # every item is "heavy": kernel 1 only
-    if request.param == "tile":
+    if request.param in ("tile", "mixed"):
         monkeypatch.setattr(k.item, "BLOCK", 32)
         monkeypatch.setattr(k.tile, "BLOCK", 64)
         monkeypatch.setattr(k.tile, "HALO_MAX", 24)  # halos up to 24 of 64: tiles of 40..64 outputs
@@ -50,22 +52,29 @@ def kernel_path(request, monkeypatch):
 @pytest.mark.parametrize("cover", [False, True], ids=["standard", "cover"])
 @pytest.mark.parametrize("windows", [False, True], ids=["all-cells", "windows"])
 def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
+    from knapsack_gpu.dense.passes.triton_pass import launch_plan
+
+    kern = knapsack_gpu.dense.passes.triton_pass.kernels()
     rng = np.random.default_rng(5)
-    for m, length in [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333)]:
+    kinds = set()
+    for m, length in [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333), (40, 400)]:
         job = random_job(rng, m, length, dtype, cover, windows=windows)
         if m % 2:  # a leaf's pass: only f(C) wanted, item ranges start where a backtrack can reach
             job = dataclasses.replace(job, target=length - 1)
+        kinds |= {k for k, *_ in launch_plan(job, True, kern.sweep.MAX_CELLS, kern.plan_groups).launches}
         f_triton, b_triton = run_pass("triton", job, DEVICE)
         f_torch, b_torch = run_pass("torch", job, DEVICE)
         assert torch.equal(f_triton, f_torch), (m, length)
         assert np.array_equal(b_triton, b_torch), (m, length)
+    expected = {"mixed": {"sweep", "item", "tile"}, "sweep": {"sweep"}}.get(kernel_path, {"item", kernel_path})
+    assert kinds == expected if kernel_path != "mixed" else kinds >= expected, kinds
 
 
 @pytest.mark.parametrize("k", range(1, 9))
 def test_tile_runs_of_k_items_equal_k_single_passes(k, monkeypatch):
     """Light items grouped k at a time, halos crossing tile edges, against single-item passes."""
     kern = knapsack_gpu.dense.passes.triton_pass.kernels()
-    monkeypatch.setattr(kern.small, "MAX_LENGTH", 0)
+    monkeypatch.setattr(kern.sweep, "MAX_CELLS", -1)
     monkeypatch.setattr(kern.tile, "BLOCK", 64)
     monkeypatch.setattr(kern.tile, "HALO_MAX", 30)
     monkeypatch.setattr(kern.tile, "K_MAX", k)

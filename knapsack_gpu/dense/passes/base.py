@@ -189,6 +189,9 @@ class ForwardPass(ABC):
         self.ws = ws
         self.progress = progress
         self.itemsize = element_size(dtype)
+        self.launches = 0
+        """Device operations issued so far (kernel launches, fills, host-to-device copies; torch ops on the torch
+        backend): the per-item overhead a GPU pays whatever the cells, counted without one."""
 
     @property
     def meter(self) -> Meter:

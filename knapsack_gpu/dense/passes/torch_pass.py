@@ -43,6 +43,7 @@ class TorchPass(ForwardPass):
         to_py = float if self.dtype.is_floating_point else int
         filled = 0
         m = job.m
+        ops = (2 if cover else 1) + record  # init_profile, the staging rows' zero_
         for j0, (ws, vs, los, his, tops, befores) in s.lists():
             for i, w in enumerate(ws):
                 j = j0 + i
@@ -50,6 +51,7 @@ class TorchPass(ForwardPass):
                 if not cover and tops[i] > filled:
                     row[filled + 1 : tops[i] + 1].fill_(to_py(befores[i]))
                     filled = tops[i]
+                    ops += 1
                 st = stage[j & 7] if record else None
                 if self.progress is not None and hi >= lo:
                     self.progress.add(hi - lo + 1)
@@ -61,6 +63,7 @@ class TorchPass(ForwardPass):
                     if record:
                         decide(cand, cur, out=st[start : hi + 1])
                     torch.maximum(cur, cand, out=cur)
+                    ops += 3 if record else 2
                 if cover:
                     k = min(w, hi + 1)
                     if k > lo:
@@ -68,6 +71,7 @@ class TorchPass(ForwardPass):
                         if record:
                             torch.le(cur, v, out=st[lo:k])
                         cur.clamp_(min=v)
+                        ops += 2 if record else 1
                 if record and ((j & 7) == 7 or j == m - 1):
                     g = j >> 3
                     base, size = int(layout.base[g]), int(layout.length[g])
@@ -76,12 +80,19 @@ class TorchPass(ForwardPass):
                         group.bitwise_left_shift_(self._shifts[: (j & 7) + 1])
                         torch.sum(group, dim=0, out=layout.plane(table, g).view(torch.int64))
                         group.zero_()
+                        ops += 3
         if not cover and filled < L - 1:
             row[filled + 1 :].fill_(to_py(s.final))
+            ops += 1
+        self.launches += ops
         return row
 
     def split(self, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
+        self.launches += SPLIT_OPS
         return torch_split(self.meter, fa, fb, cap)
+
+
+SPLIT_OPS = 3  # flip, add, max (then one copy of the index and value back)
 
 
 def torch_split(meter, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
