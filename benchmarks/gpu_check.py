@@ -1,12 +1,19 @@
-"""One script for a lent GPU: kernel correctness, device copy bandwidth, kernel throughput, end-to-end solves.
+"""One budgeted run on a lent GPU: kernel correctness, copy bandwidth, cell rates, end-to-end solves, the partitioner.
 
-    python benchmarks/gpu_check.py            # on a CUDA machine (H200: about 3-5 minutes)
-    python benchmarks/gpu_check.py --smoke    # tiny sizes, CPU tensors in Triton's interpreter (tests run this)
+    python3 benchmarks/gpu_check.py                   # on a CUDA machine, within --budget-s (default 420 s)
+    python3 benchmarks/gpu_check.py --smoke           # tiny sizes, CPU tensors in Triton's interpreter (tests run this)
 
-Prints a table and writes benchmarks/results/gpu_check.json (device, versions, commit, every number). Targets from
-the kernels issue, reported against the measurement, not asserted: single-item kernel >= 70% of the copy bandwidth at
-C >= 1e8; multi-item >= 2x the single-item cell rate for light items; n=2000, C=1e4 end to end <= 2 ms; n=2000,
-C~3.8e8 <= 5 s.
+Runs on the device image as it is (Python 3.12, torch 2.11, triton 3.6; the package need not be installed: the
+checkout is put on the path). Sections run in order of what a reviewer needs first; one that would start past the
+budget is skipped and named, and one that fails is recorded with its error while the rest go on. Prints a summary
+table and writes benchmarks/results/gpu_check.json (device, versions, commit, every number).
+
+Sections: every kernel path (sweep, single item, tiles, all three in one pass) against the numpy pass on the CPU, bit
+for bit, in every dtype and mode; solve() on the device against the CPU; the states engine on CUDA tensors; offsets
+past 2**31; copy bandwidth and each kernel's cell rate against it; end-to-end solves (the seeds' n = 2000 at C = 1e4
+and W ~ 3.8e8, kplib n = 10,000, Jooken's hardest c = 1e8) with their launch counts; one torch.compile partitioner
+solve with device="auto". Targets (reported, not asserted): single-item kernel >= 70% of the copy bandwidth at C >=
+1e8; tiles >= 2x the single-item cell rate for light items; n = 2000, C = 1e4 end to end <= 2 ms; W ~ 3.8e8 <= 5 s.
 """
 
 from __future__ import annotations
@@ -17,14 +24,18 @@ import os
 import statistics
 import sys
 import time
+import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the checkout's package: the device image does not have it installed
 
 
 def parse() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes on CPU tensors (Triton interpreter)")
+    ap.add_argument("--budget-s", type=float, default=420.0, help="no section starts after this many seconds")
+    ap.add_argument("--instances", default=None, help="folder of jooken/ and kplib/ (default: ../shared/instances)")
     ap.add_argument("--out", default=str(HERE / "results" / "gpu_check.json"))
     return ap.parse_args()
 
@@ -41,54 +52,92 @@ import knapsack_gpu  # noqa: E402
 from knapsack_gpu.backends import make_pass  # noqa: E402
 from knapsack_gpu.dense.passes.base import BitLayout, Job  # noqa: E402
 from knapsack_gpu.dense.passes.triton_pass import kernels  # noqa: E402
+from knapsack_gpu.dtypes import numpy_dtype  # noqa: E402
 from knapsack_gpu.memory import Meter, Workspace  # noqa: E402
 from knapsack_gpu.testing import random_job, run_pass  # noqa: E402
 
 DEV = torch.device("cpu" if ARGS.smoke else "cuda")
 K = kernels()
 SIZE = {torch.int32: 4, torch.int64: 8, torch.float32: 4, torch.float64: 8}
+T0 = time.perf_counter()
+
+
+def left() -> float:
+    return ARGS.budget_s - (time.perf_counter() - T0)
+
+
+def sync() -> None:
+    if DEV.type == "cuda":
+        torch.cuda.synchronize()
 
 
 def timed(fn, reps: int = 5) -> float:
-    """Median seconds of fn() (do_bench on CUDA: warm-up, synchronised, median)."""
-    if DEV.type == "cuda":
-        import triton.testing
-
-        return triton.testing.do_bench(fn, warmup=2, rep=max(1, reps) * 10, return_mode="median") / 1e3
+    """Median seconds of fn() over ``reps`` synchronised runs after one warm-up."""
+    fn()
     times = []
     for _ in range(reps):
+        sync()
         t = time.perf_counter()
         fn()
+        sync()
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
 
+class Paths:
+    """Force one kernel path by setting the launch constants, as tests/test_kernels.py does (restored on exit)."""
+
+    SETTINGS = {
+        "sweep": {},
+        "item": {(K.sweep, "MAX_CELLS"): -1, (K.tile, "HALO_MAX"): -1},
+        "tile": {(K.sweep, "MAX_CELLS"): -1},
+        "mixed": {(K.sweep, "MAX_CELLS"): 600},
+    }
+
+    def __init__(self, name: str):
+        self.changes = self.SETTINGS[name]
+
+    def __enter__(self):
+        self.saved = {key: getattr(*key) for key in self.changes}
+        for (mod, attr), value in self.changes.items():
+            setattr(mod, attr, value)
+
+    def __exit__(self, *exc):
+        for (mod, attr), value in self.saved.items():
+            setattr(mod, attr, value)
+
+
 def check_kernels(rng) -> list[dict]:
-    """Every kernel path against the torch pass, bit for bit, on random jobs, both modes, all dtypes, with and
-    without windows."""
+    """Every kernel path against the numpy pass on the CPU, profiles and decision bits, bit for bit: all dtypes, both
+    modes, with and without windows, light and heavy weights."""
     rows = []
-    sizes = [(9, 65), (40, 3000)] if ARGS.smoke else [(9, 65), (200, 20_000), (64, 3_000_001), (300, 16_000)]
-    for dtype in (torch.int32, torch.int64, torch.float32, torch.float64):
-        for cover in (False, True):
-            for windows in (False, True):
-                for m, length in sizes:
-                    for max_w in (length // 3, K.tile.HALO_MAX // 4):
-                        j = random_job(rng, m, length, dtype, cover, max(1, max_w), windows=windows)
-                        f1, b1 = run_pass("triton", j, DEV)
-                        f2, b2 = run_pass("torch", j, DEV)
-                        same = torch.equal(f1, f2) and np.array_equal(b1, b2)
-                        rows.append(
-                            {
-                                "check": "kernel==torch",
-                                "dtype": str(dtype),
-                                "cover": cover,
-                                "windows": windows,
-                                "m": m,
-                                "length": length,
-                                "max_w": max_w,
-                                "ok": bool(same),
-                            }
-                        )
+    sizes = [(9, 65), (40, 1500)] if ARGS.smoke else [(9, 65), (200, 20_000), (64, 3_000_001), (300, 16_000)]
+    for path in Paths.SETTINGS:
+        for dtype in (torch.int32, torch.int64, torch.float32, torch.float64):
+            for cover in (False, True):
+                for windows in (False, True):
+                    for m, length in sizes:
+                        if path == "sweep" and length > 20_000 and not windows:
+                            continue  # a whole 3e6-cell row per item on one SM: seconds, and no new path
+                        for max_w in (length // 3, K.tile.HALO_MAX // 4):
+                            j = random_job(rng, m, length, dtype, cover, max(1, max_w), windows=windows)
+                            with Paths(path):
+                                f1, b1 = run_pass("triton", j, DEV)
+                            f2, b2 = run_pass("numpy", j, "cpu")
+                            same = torch.equal(f1.cpu(), f2) and np.array_equal(b1, b2)
+                            rows.append(
+                                {
+                                    "check": "kernel==numpy",
+                                    "path": path,
+                                    "dtype": str(dtype),
+                                    "cover": cover,
+                                    "windows": windows,
+                                    "m": m,
+                                    "length": length,
+                                    "max_w": max_w,
+                                    "ok": bool(same),
+                                }
+                            )
     return rows
 
 
@@ -170,7 +219,7 @@ def check_states(rng) -> list[dict]:
     return rows
 
 
-def check_int64_offsets() -> dict:
+def check_int64_offsets(rng) -> list[dict]:
     """A single-item pass over a profile longer than 2**31: positions past it must be computed in int64."""
     length = (1 << 31) + 4097 if not ARGS.smoke else 5000
     w = length - 3000
@@ -178,7 +227,7 @@ def check_int64_offsets() -> dict:
     f, _ = run_pass("triton", j, DEV, record=False)
     expect_hi = f[w:].min().item() == 7 and f[w:].max().item() == 7
     expect_lo = f[:w].max().item() == 0
-    return {"check": "offsets past 2**31", "length": length, "ok": bool(expect_hi and expect_lo)}
+    return [{"check": "offsets past 2**31", "length": length, "ok": bool(expect_hi and expect_lo)}]
 
 
 def copy_bandwidth() -> float:
@@ -189,7 +238,8 @@ def copy_bandwidth() -> float:
 
 
 def throughput(rng, bandwidth: float) -> list[dict]:
-    """Cell updates/s of a pass of 32 items for C = 1e6..1e9, k = 1..16 light items per launch, three dtypes."""
+    """Cells/s of a pass of 32 items for C = 1e6..1e9: single-item launches, tiles of k = 2..16 light items, and the
+    sweep over narrow windows; three dtypes, with and without bits."""
     rows = []
     caps = [10**6, 10**7, 10**8, 10**9] if not ARGS.smoke else [20_000]
     m = 32 if not ARGS.smoke else 4
@@ -198,8 +248,10 @@ def throughput(rng, bandwidth: float) -> list[dict]:
             if cap == 10**9 and dtype == torch.int64:
                 continue  # 8 GB rows: int32 shows the offsets, int64 the bandwidth at 1e8
             for k in (1, 2, 4, 8, 16):
-                saved = (K.tile.K_MAX, K.small.MAX_LENGTH)
-                K.tile.K_MAX, K.small.MAX_LENGTH = k, 0
+                if left() < 0:
+                    return rows
+                saved = (K.tile.K_MAX, K.sweep.MAX_CELLS)
+                K.tile.K_MAX, K.sweep.MAX_CELLS = k, -1
                 try:
                     for weights in ("light", "1% of C"):
                         max_w = max(1, K.tile.HALO_MAX // k) if weights == "light" else max(1, cap // 100)
@@ -207,52 +259,89 @@ def throughput(rng, bandwidth: float) -> list[dict]:
                             continue  # heavy for tiles: the planner sends them to kernel 1 whatever k is
                         j = random_job(rng, m, cap + 1, dtype, False, max_w, extremes=False)
                         for record in (False, True):
-                            ws = Workspace(Meter(1 << 40, DEV))
-                            p = make_pass("triton", DEV, dtype, ws)
-                            p.reserve(j.m, j.length)
-                            bits = p.new_bits(BitLayout.of(j.schedule, j.length)) if record else None
-                            s = timed(lambda j=j, p=p, bits=bits: p.run(j, bits), reps=3)
-                            cells = j.schedule.cells
-                            per_cell = 3 * SIZE[dtype] / (k if weights == "light" else 1) + (0.125 if record else 0)
-                            rows.append(
-                                {
-                                    "dtype": str(dtype),
-                                    "C": cap,
-                                    "k": k,
-                                    "weights": weights,
-                                    "record": record,
-                                    "seconds": s,
-                                    "cells_per_s": cells / s,
-                                    "GB_per_s": cells / s * per_cell / 1e9,
-                                    "of_copy_bandwidth": cells / s * 3 * SIZE[dtype] / bandwidth,
-                                }
-                            )
-                            del ws, p, bits
+                            rows.append(rate(j, dtype, record, f"k={k}", weights, 3 * SIZE[dtype] / k, bandwidth))
                 finally:
-                    K.tile.K_MAX, K.small.MAX_LENGTH = saved
+                    K.tile.K_MAX, K.sweep.MAX_CELLS = saved
+        # The sweep: items whose windows (3,000 cells, around half their prefix weight) are narrow, one launch.
+        n, width = (4000, 3000) if not ARGS.smoke else (40, 300)
+        w = rng.integers(1, width, n)
+        v = (w + rng.integers(0, 100, n)).astype(numpy_dtype(dtype))
+        centre = np.cumsum(w) / 2
+        j = Job(w, v, int(w.sum()) // 2 + 1, False, dtype, window=(centre - width / 2, centre + width / 2))
+        rows.append(rate(j, dtype, True, "sweep", f"w<{width}", 3 * SIZE[dtype], bandwidth))
     return rows
 
 
-def end_to_end(rng) -> list[dict]:
+def rate(j: Job, dtype, record: bool, kernel: str, weights: str, bytes_per_cell: float, bandwidth: float) -> dict:
+    ws = Workspace(Meter(1 << 40, DEV))
+    p = make_pass("triton", DEV, dtype, ws)
+    p.reserve(j.m, j.length)
+    bits = p.new_bits(BitLayout.of(j.schedule, j.length)) if record else None
+    s = timed(lambda: p.run(j, bits), reps=3)
+    cells = j.schedule.cells
+    return {
+        "dtype": str(dtype),
+        "C": j.length - 1,
+        "kernel": kernel,
+        "weights": weights,
+        "record": record,
+        "seconds": s,
+        "cells_per_s": cells / s,
+        "GB_per_s": cells / s * (bytes_per_cell + (0.125 if record else 0)) / 1e9,
+        "of_copy_bandwidth": cells / s * 3 * SIZE[dtype] / bandwidth,
+        "launches_per_pass": p.launches // 4,  # timed() ran it four times
+    }
+
+
+def e2e_cases() -> list[tuple[str, object]]:
+    """(name, loader) of the end-to-end solves; instance files come from --instances (skipped, named, if absent)."""
+    from knapsack_gpu.formats import read_instance
     from knapsack_gpu.generate import partitioner
 
-    rows = []
-    cases = [("n=2000, C=1e4", 2000, 10_000, 20), ("n=2000, C~3.8e8", 2000, 380_000_000, 1)]
+    def generated(n, cap):
+        return lambda: partitioner(np.random.default_rng(0), n, cap)
+
+    def file(rel):
+        def load():
+            root = Path(ARGS.instances) if ARGS.instances else HERE.parents[1] / "shared" / "instances"
+            inst = read_instance(str(root / rel))
+            return np.asarray(inst.weights), np.asarray(inst.values), int(inst.capacity)
+
+        return load
+
     if ARGS.smoke:
-        cases = [("smoke", 50, 2_000, 2)]
-    for name, n, cap, reps in cases:
-        w, v, cap = partitioner(rng, n, cap)
-        # Warm-up (CUDA context, Triton compiles) on a cut-down instance of the same kind: same kernels, cheap.
-        small = min(cap, 2 * 10**6)
-        knapsack_gpu.solve(w[: max(8, n * small // cap)], v[: max(8, n * small // cap)], small, device=DEV)
+        return [("seeds n=50, C=2e3", generated(50, 2_000)), ("kplib n=1000", file("kplib/" + _kplib_file(1000)))]
+    return [
+        ("seeds n=2000, C=1e4", generated(2000, 10_000)),
+        ("seeds n=2000, W~3.8e8", generated(2000, 380_000_000)),
+        ("kplib n=10000 " + _kplib_file(10_000).split("_")[0], file("kplib/" + _kplib_file(10_000))),
+        ("Jooken c=1e8 hardest", file("jooken/n_1000_c_100000000_g_10_f_0.1_eps_0.01_s_100.in")),
+    ]
+
+
+def _kplib_file(n: int) -> str:
+    return f"02StronglyCorrelated_n{n:05d}_R10000_s000.kp" if n >= 10_000 else f"00Uncorrelated_n{n:05d}_R10000_s000.kp"
+
+
+def end_to_end(rng) -> list[dict]:
+    rows = []
+    for name, load in e2e_cases():
+        if left() < 0:
+            rows.append({"case": name, "skipped": "past the budget"})
+            continue
+        try:
+            w, v, cap = load()
+        except FileNotFoundError as exc:
+            rows.append({"case": name, "skipped": f"instance not found: {exc}"})
+            continue
+        knapsack_gpu.solve(w[:50], v[:50], min(cap, 10**5), device=DEV)  # CUDA context and compiles, cheap
+        reps = 5 if cap <= 10**7 and len(w) <= 10_000 else 1
         times = []
         for _ in range(reps):
-            if DEV.type == "cuda":
-                torch.cuda.synchronize()
+            sync()
             t = time.perf_counter()
             sol = knapsack_gpu.solve(w, v, cap, device=DEV)
-            if DEV.type == "cuda":
-                torch.cuda.synchronize()
+            sync()
             times.append(time.perf_counter() - t)
         rows.append(
             {
@@ -266,46 +355,127 @@ def end_to_end(rng) -> list[dict]:
     return rows
 
 
+def partitioner_compile(rng) -> list[dict]:
+    """torch.compile of a 4-layer MLP, forward and backward, with knapsack_gpu as the activation-memory solver."""
+    import knapsack_gpu.partitioner as kp
+
+    torch.manual_seed(0)
+    width = 64 if ARGS.smoke else 1024
+    model = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(width, width), torch.nn.GELU())]).to(
+        DEV
+    )
+    x = torch.randn(32, width, device=DEV, requires_grad=True)
+    t = time.perf_counter()
+    with kp.enable(memory_budget=0.5, device="auto") as solver:
+        out = torch.compile(model, backend="aot_eager")(x)
+        out.sum().backward()
+    seconds = time.perf_counter() - t
+    call = solver.last_call or {}
+    ref = model(x.detach())
+    return [
+        {
+            "check": "partitioner",
+            "ok": bool(solver.calls >= 1 and torch.allclose(out, ref, atol=1e-5)),
+            "calls": solver.calls,
+            "compile_s": seconds,
+            "items": len(call.get("memory", [])),
+            "solver_device": (call.get("stats") or {}).get("device"),
+            "solver_ms": 1e3 * (call.get("stats") or {}).get("seconds", 0.0),
+        }
+    ]
+
+
+def run_section(name: str, fn, *args) -> tuple[list[dict], dict]:
+    """(rows, status): a section past the budget is skipped, one that raises is recorded, the run goes on."""
+    if left() < 0:
+        return [], {"section": name, "status": "skipped: past the budget"}
+    t = time.perf_counter()
+    try:
+        rows = fn(*args)
+        status = "ok"
+    except Exception as exc:  # one broken section must not cost the rest of a device run
+        rows, status = [], f"error: {type(exc).__name__}: {exc}"
+        traceback.print_exc()
+    return rows, {"section": name, "status": status, "seconds": round(time.perf_counter() - t, 1)}
+
+
 def main() -> int:
     rng = np.random.default_rng(0)
-    t0 = time.time()
     meta = {
         **machine(torch.get_num_threads()),  # commit with its dirty mark, versions, timestamp
         "device": torch.cuda.get_device_name(0) if DEV.type == "cuda" else "cpu (Triton interpreter)",
         "smoke": ARGS.smoke,
+        "budget_s": ARGS.budget_s,
     }
-    checks = check_kernels(rng) + check_solves(rng) + check_states(rng) + [check_int64_offsets()]
-    bad = [c for c in checks if not c["ok"]]
-    print(f"correctness: {len(checks) - len(bad)}/{len(checks)} checks passed ({time.time() - t0:.0f} s)")
-    for c in bad:
-        print("  FAILED", c)
-    bw = copy_bandwidth()
-    print(f"device copy bandwidth: {bw / 1e9:.0f} GB/s")
-    tp = throughput(rng, bw)
-    print(f"{'dtype':<14}{'C':>12}{'k':>4} {'weights':<9}{'bits':>5}{'cells/s':>12}{'GB/s':>8}{'of copy':>9}")
-    for r in tp:
-        print(
-            f"{r['dtype']:<14}{r['C']:>12.0e}{r['k']:>4} {r['weights']:<9}{r['record']!s:>5}"
-            f"{r['cells_per_s']:>12.3g}{r['GB_per_s']:>8.0f}{r['of_copy_bandwidth']:>9.0%}"
-        )
-    e2e = end_to_end(rng)
-    for r in e2e:
-        print(
-            f"end to end {r['case']}: {r['median_s'] * 1e3:.2f} ms median of {r['repeats']} "
-            f"({r['stats']['backend']}, {r['stats']['strategy']})"
-        )
+    sections, checks = [], []
+    for name, fn in (
+        ("kernels", check_kernels),
+        ("solves", check_solves),
+        ("offsets", check_int64_offsets),
+        ("states", check_states),
+        ("partitioner", partitioner_compile),
+    ):
+        rows, status = run_section(name, fn, rng)
+        checks += rows
+        sections.append(status)
+    rows, status = run_section("bandwidth", lambda: [copy_bandwidth()])
+    bw = rows[0] if rows else float("nan")
+    sections.append(status)
+    tp, status = run_section("throughput", throughput, rng, bw)
+    sections.append(status)
+    e2e, status = run_section("end to end", end_to_end, rng)
+    sections.append(status)
     out = {
         "meta": meta,
+        "sections": sections,
         "checks": checks,
         "copy_bandwidth_bytes_per_s": bw,
         "throughput": tp,
         "end_to_end": e2e,
-        "seconds": time.time() - t0,
+        "seconds": time.perf_counter() - T0,
     }
     Path(ARGS.out).parent.mkdir(parents=True, exist_ok=True)
     Path(ARGS.out).write_text(json.dumps(out, indent=1, default=str))
-    print(f"wrote {ARGS.out} in {time.time() - t0:.0f} s")
-    return 1 if bad else 0
+    bad = [c for c in checks if not c["ok"]]
+    failed = [s for s in sections if s["status"] != "ok"]
+    summary(meta, sections, checks, bad, bw, tp, e2e)
+    print(f"wrote {ARGS.out} in {time.perf_counter() - T0:.0f} s")
+    return 1 if bad or failed else 0
+
+
+def summary(meta, sections, checks, bad, bw, tp, e2e) -> None:
+    v = meta["versions"]
+    print(
+        f"\n== {meta['device']} | python {v['python']}, torch {v['torch']}, triton {v['triton']} | "
+        f"commit {meta['git_commit']} =="
+    )
+    print(f"correctness: {len(checks) - len(bad)}/{len(checks)} checks passed")
+    for c in bad:
+        print("  FAILED", c)
+    for s in sections:
+        if s["status"] != "ok":
+            print(f"  section {s['section']}: {s['status']}")
+    print(f"device copy bandwidth: {bw / 1e9:.0f} GB/s")
+    best = {}
+    for r in tp:
+        key = (r["dtype"], r["kernel"] if r["kernel"] in ("k=1", "sweep") else "tiles", r["record"])
+        if r["cells_per_s"] > best.get(key, {"cells_per_s": 0})["cells_per_s"]:
+            best[key] = r
+    print(f"{'dtype':<14}{'kernel':<8}{'bits':>5}{'best cells/s':>14}{'at C':>8}{'of copy':>9}{'launches':>9}")
+    for (dtype, kernel, record), r in sorted(best.items()):
+        print(
+            f"{dtype:<14}{kernel:<8}{record!s:>5}{r['cells_per_s']:>14.3g}{r['C']:>8.0e}"
+            f"{r['of_copy_bandwidth']:>9.0%}{r['launches_per_pass']:>9}"
+        )
+    for r in e2e:
+        if "skipped" in r:
+            print(f"end to end {r['case']}: skipped ({r['skipped']})")
+            continue
+        st = r["stats"]
+        print(
+            f"end to end {r['case']}: {r['median_s'] * 1e3:.2f} ms median of {r['repeats']} "
+            f"({st.get('backend')}, {st.get('strategy')}, {st.get('launches', '-')} launches)"
+        )
 
 
 if __name__ == "__main__":

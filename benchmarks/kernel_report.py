@@ -1,6 +1,6 @@
 """Compile every kernel variant the launchers can launch for sm_80 and sm_90a, without a GPU, and report the resources.
 
-    python benchmarks/kernel_report.py                 # table + benchmarks/results/kernel_report.json
+    python benchmarks/kernel_report.py                 # table + benchmarks/results/kernel_report-triton3.9.json
     python benchmarks/kernel_report.py --check         # exit 1 on a compile error, a spill or a grid kernel under
                                                        # the occupancy floor (tests/test_kernel_report.py runs this)
 
@@ -125,7 +125,8 @@ def problems(row: dict) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arch", nargs="+", default=list(ARCHS), choices=list(ARCHS))
-    ap.add_argument("--out", default=str(HERE / "results" / "kernel_report.json"))
+    version = ".".join(triton.__version__.split(".")[:2])
+    ap.add_argument("--out", default=str(HERE / "results" / f"kernel_report-triton{version}.json"))
     ap.add_argument("--check", action="store_true", help="exit 1 on any compile error, spill or low occupancy")
     args = ap.parse_args()
     t0 = time.perf_counter()

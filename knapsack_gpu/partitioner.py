@@ -137,9 +137,19 @@ def _uuid(*parts: object) -> str:
     return hashlib.sha256("|".join([_source_hash(), *map(str, parts)]).encode()).hexdigest()
 
 
-def _custom_pass_classes():
-    from torch._inductor.custom_graph_pass import CustomKnapsackSolver, CustomRuntimeEstimator
+TORCH_WITH_CUSTOM_SOLVERS = "2.11"
+"""The first torch whose partitioner takes a CustomKnapsackSolver (torch 2.10 and older have no such class)."""
 
+
+def _custom_pass_classes():
+    try:
+        from torch._inductor.custom_graph_pass import CustomKnapsackSolver, CustomRuntimeEstimator
+    except ImportError as exc:
+        raise ImportError(
+            f"knapsack_gpu.partitioner needs torch >= {TORCH_WITH_CUSTOM_SOLVERS}, whose partitioner takes a "
+            f"CustomKnapsackSolver (torch._inductor.custom_graph_pass); this is torch {torch.__version__}. "
+            "knapsack_gpu.solve() itself does not need it"
+        ) from exc
     return CustomKnapsackSolver, CustomRuntimeEstimator
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,17 +14,33 @@ from conftest import HAS_TRITON
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
-def test_gpu_check_smoke(tmp_path):
-    out = tmp_path / "gpu.json"
+SIDE = os.environ.get("KNAPSACK_GPU_TRITON36_PYTHON")
+
+
+def smoke(python: str, out: Path) -> dict:
     r = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--smoke", "--out", str(out)],
+        [python, str(ROOT / "benchmarks" / "gpu_check.py"), "--smoke", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=600,
-        env={**__import__("os").environ, "TRITON_INTERPRET": "1"},
+        env={**os.environ, "TRITON_INTERPRET": "1"},
     )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     data = json.loads(out.read_text())
+    assert all(s["status"] == "ok" for s in data["sections"]), data["sections"]
     assert data["checks"] and all(c["ok"] for c in data["checks"])
+    assert {c["path"] for c in data["checks"] if c["check"] == "kernel==numpy"} == {"sweep", "item", "tile", "mixed"}
+    assert any(c["check"] == "partitioner" for c in data["checks"])
     assert data["throughput"] and data["end_to_end"]
+    return data
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
+def test_gpu_check_smoke(tmp_path):
+    smoke(sys.executable, tmp_path / "gpu.json")
+
+
+@pytest.mark.skipif(not SIDE, reason="no triton 3.6 side environment (.ci/run makes one: KNAPSACK_GPU_TRITON36_PYTHON)")
+def test_gpu_check_smoke_with_the_device_images_triton(tmp_path):
+    data = smoke(SIDE, tmp_path / "gpu.json")
+    assert data["meta"]["versions"]["triton"].startswith("3.6")

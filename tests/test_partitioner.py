@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -236,6 +237,21 @@ def test_enable_validates_and_restores_on_error():
             assert config.activation_memory_budget == 0.3
             raise RuntimeError("boom")
     assert config.activation_memory_budget_solver == before and config.activation_memory_budget == 1.0
+
+
+def test_enable_on_a_torch_without_custom_solvers_names_the_version_it_needs(monkeypatch):
+    import torch._inductor.custom_graph_pass as cgp
+
+    kp._classes.cache_clear()
+    monkeypatch.delattr(cgp, "CustomKnapsackSolver")  # as in torch 2.10 and older
+    try:
+        with pytest.raises(ImportError, match=rf"torch >= 2\.11.*this is torch {re.escape(torch.__version__)}"):
+            with kp.enable(memory_budget=0.5):
+                pass
+        assert kp.knapsack([0.5, 0.5], [1.0, 2.0], 0.5)[1] == [1]  # the drop-in needs no such class
+    finally:
+        monkeypatch.undo()
+        kp._classes.cache_clear()
 
 
 def test_importing_the_package_stays_cheap():
