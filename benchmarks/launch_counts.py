@@ -74,8 +74,10 @@ def main() -> int:
         red = reduce(make_instance(np.asarray(w), np.asarray(v), int(cap)))  # the solver's reductions and fixing
         for plan_name, plan in (("pruned", pruned(red, canonical=False)), ("dense", dense(red))):
             rows.append({"case": name, "plan": plan_name, **count(plan.job, record=True)})
-    print(f"{'case':<36}{'plan':<8}{'items':>7}{'cells':>11}{'before':>8}{'now':>6}{'sweeps':>7}{'floor before':>14}"
-          f"{'now':>8}")
+    print(
+        f"{'case':<36}{'plan':<8}{'items':>7}{'cells':>11}{'before':>8}{'now':>6}{'sweeps':>7}{'floor before':>14}"
+        f"{'now':>8}"
+    )
     for r in rows:
         print(
             f"{r['case']:<36}{r['plan']:<8}{r['items']:>7}{r['cells']:>11.3g}{r['launches_before']:>8}"
