@@ -83,3 +83,18 @@ def or_bits(bits_ptr, pdelta_ptr, plane, c, byte, mask):
     addr = bits_ptr + tl.load(pdelta_ptr + plane) + c
     prev = tl.load(addr, mask=mask, other=0)
     tl.store(addr, (prev | byte).to(tl.uint8), mask=mask)
+
+
+@triton.jit
+def update_cells(
+    src_ptr, dst_ptr, bits_ptr, pdelta_ptr, c, inside, j, w, v, lo, hi, top, tail, ptop, ptail, COVER, RECORD
+):
+    """Item j over capacities c (where ``inside``), from row src into row dst, straight from and to memory: one
+    read of f(c), one of f(c - w), one write, and the decision bit OR-ed into the table where the item is taken."""
+    old = prefixed(tl.load(src_ptr + c, mask=inside, other=0), c, ptop, ptail, COVER)
+    cand = tl.load(src_ptr + source(c, w, COVER), mask=inside & (c >= lo) & (c <= hi), other=0) + v
+    new, take = relax(old, cand, c, lo, hi, top, tail, COVER)
+    tl.store(dst_ptr + c, new, mask=inside)
+    if RECORD:
+        byte = (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
+        or_bits(bits_ptr, pdelta_ptr, j // 8, c, byte, inside & take)

@@ -13,7 +13,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import item_arrays, load_item, load_prev, or_bits, prefixed, relax, source
+from .common import item_arrays, load_item, load_prev, update_cells
 
 # 1024 elements and 4 warps per program: the usual streaming-kernel setting (8 elements per thread, 4-8 KB in flight
 # per program); not tuned on a device yet, benchmarks/gpu_check.py measures it against the copy bandwidth.
@@ -45,13 +45,8 @@ def _item_kernel(
     w, v, lo, hi, top, tail = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j)
     inside = c < end
     ptop, ptail = load_prev(top_ptr, tail_ptr, j)
-    old = prefixed(tl.load(src_ptr + c, mask=inside, other=0), c, ptop, ptail, COVER)
-    cand = tl.load(src_ptr + source(c, w, COVER), mask=inside & (c >= lo) & (c <= hi), other=0) + v
-    new, take = relax(old, cand, c, lo, hi, top, tail, COVER)
-    tl.store(dst_ptr + c, new, mask=inside)
-    if RECORD:
-        byte = (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
-        or_bits(bits_ptr, pdelta_ptr, j // 8, c, byte, inside & take)
+    rows = (src_ptr, dst_ptr, bits_ptr, pdelta_ptr)
+    update_cells(*rows, c, inside, j, w, v, lo, hi, top, tail, ptop, ptail, COVER, RECORD)
 
 
 def item_update(

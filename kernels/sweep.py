@@ -15,7 +15,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import item_arrays, load_item, load_prev, or_bits, prefixed, relax, source
+from .common import item_arrays, load_item, load_prev, update_cells
 
 # Below this many cells a launch range is "narrow" (passes/triton_pass.py sends it here): one SM moves 16K cells of
 # 8-byte values (3 accesses each, ~400 KB from L1/L2) in a few microseconds, about one launch's overhead.
@@ -58,14 +58,8 @@ def _sweep_kernel(
         end = tl.load(end_ptr + i)
         for c0 in range(tl.load(start_ptr + i), end, CHUNK):
             c = c0 + x
-            inside = c < end
-            old = prefixed(tl.load(src_ptr + c, mask=inside, other=0), c, ptop, ptail, COVER)
-            cand = tl.load(src_ptr + source(c, w, COVER), mask=inside & (c >= lo) & (c <= hi), other=0) + v
-            new, take = relax(old, cand, c, lo, hi, top, tail, COVER)
-            tl.store(dst_ptr + c, new, mask=inside)
-            if RECORD:
-                byte = (take.to(tl.uint8) << (j % 8)).to(tl.uint8)
-                or_bits(bits_ptr, pdelta_ptr, j // 8, c, byte, inside & take)
+            rows = (src_ptr, dst_ptr, bits_ptr, pdelta_ptr)
+            update_cells(*rows, c, c < end, j, w, v, lo, hi, top, tail, ptop, ptail, COVER, RECORD)
         tl.debug_barrier()
 
 
