@@ -28,10 +28,11 @@ def load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j):
 
 
 @triton.jit
-def load_prev(top_ptr, tail_ptr, j):
-    """Item j - 1's top and tail value V_{j-1} (0 and 0 before the first item): above that top the profile the
-    item reads is V_{j-1} whatever the row holds, so no pass fills the prefix range on the host."""
-    return tl.load(top_ptr + j - 1, mask=j > 0, other=0), tl.load(tail_ptr + j - 1, mask=j > 0, other=0)
+def load_prev(top_ptr, tail_ptr, j, top0):
+    """Item j - 1's top and tail value V_{j-1} (before the first item: ``top0`` and 0): above that top the profile
+    the item reads is V_{j-1} whatever the row holds, so no pass fills the prefix range on the host. top0 is 0 (the
+    rows hold cell 0 of the empty profile) or L - 1 (a reduced-value job: the rows hold all of it)."""
+    return tl.load(top_ptr + j - 1, mask=j > 0, other=top0), tl.load(tail_ptr + j - 1, mask=j > 0, other=0)
 
 
 @triton.jit

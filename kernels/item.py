@@ -36,6 +36,7 @@ def _item_kernel(
     j,
     start,
     end,
+    top0,
     COVER: tl.constexpr,
     RECORD: tl.constexpr,
     BLOCK: tl.constexpr,
@@ -44,7 +45,7 @@ def _item_kernel(
     c = start + pid * BLOCK + tl.arange(0, BLOCK)
     w, v, lo, hi, top, tail = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j)
     inside = c < end
-    ptop, ptail = load_prev(top_ptr, tail_ptr, j)
+    ptop, ptail = load_prev(top_ptr, tail_ptr, j, top0)
     rows = (src_ptr, dst_ptr, bits_ptr, pdelta_ptr)
     update_cells(*rows, c, inside, j, w, v, lo, hi, top, tail, ptop, ptail, COVER, RECORD)
 
@@ -58,6 +59,7 @@ def item_update(
     j: int,
     start: int,
     end: int,
+    top0: int,
     cover: bool,
 ) -> None:
     """Apply item ``j`` to the profile ``src`` over capacities [start, end), writing ``dst`` there.
@@ -68,6 +70,7 @@ def item_update(
         items: device arrays "w", "lo", "hi", "top" (int64), "v", "tail" (profile dtype), indexed by item.
         j: the item's index in those arrays (and its decision bit).
         start, end: the launch range.
+        top0: the schedule's top before the first item (see passes/base.py).
         cover: complement mode.
     """
     if end <= start:
@@ -82,6 +85,7 @@ def item_update(
         j,
         start,
         end,
+        top0,
         COVER=cover,
         RECORD=bits is not None,
         BLOCK=BLOCK,

@@ -42,6 +42,7 @@ def _sweep_kernel(
     tail_ptr,
     j0,
     m,
+    top0,
     COVER: tl.constexpr,
     RECORD: tl.constexpr,
     CHUNK: tl.constexpr,
@@ -54,7 +55,7 @@ def _sweep_kernel(
         else:
             src_ptr, dst_ptr = b_ptr, a_ptr
         w, v, lo, hi, top, tail = load_item(w_ptr, v_ptr, lo_ptr, hi_ptr, top_ptr, tail_ptr, j)
-        ptop, ptail = load_prev(top_ptr, tail_ptr, j)
+        ptop, ptail = load_prev(top_ptr, tail_ptr, j, top0)
         end = tl.load(end_ptr + i)
         for c0 in range(tl.load(start_ptr + i), end, CHUNK):
             c = c0 + x
@@ -72,8 +73,9 @@ def sweep(
     items: dict[str, torch.Tensor],
     j0: int,
     m: int,
+    top0: int,
     cover: bool,
-) -> torch.Tensor:
+) -> None:
     """Apply items j0 .. j0 + m - 1 one after the other, item j0 + i over [start[i], end[i]), from row ``a``.
 
     Args:
@@ -82,13 +84,13 @@ def sweep(
         ranges: (start, end) int64 device arrays of at least m entries, the launch range of each item.
         items: device arrays "w", "lo", "hi", "top" (int64), "v", "tail" (profile dtype), indexed by item.
         j0, m: the run of items.
+        top0: the schedule's top before the first item (see passes/base.py).
         cover: complement mode.
 
-    Returns:
-        The row holding the profile after the last item (``b`` for odd m, ``a`` for even).
+    The profile after the last item is in ``b`` for odd m, in ``a`` for even m.
     """
     if m <= 0:
-        return a
+        return
     _sweep_kernel[(1,)](
         a,
         b,
@@ -98,9 +100,9 @@ def sweep(
         *item_arrays(items),
         j0,
         m,
+        top0,
         COVER=cover,
         RECORD=bits is not None,
         CHUNK=CHUNK,
         num_warps=NUM_WARPS,
     )
-    return b if m % 2 else a

@@ -55,6 +55,7 @@ def _tile_kernel(
     end,
     length,
     n_tiles,
+    top0,
     COVER: tl.constexpr,
     RECORD: tl.constexpr,
     BLOCK: tl.constexpr,
@@ -65,7 +66,7 @@ def _tile_kernel(
     x = tl.arange(0, BLOCK)
     scratch = scratch_ptr + pid.to(tl.int64) * (2 * BLOCK)
     tile_out = BLOCK - halo
-    ptop, ptail = load_prev(top_ptr, tail_ptr, j0)
+    ptop, ptail = load_prev(top_ptr, tail_ptr, j0, top0)
     for t in range(pid, n_tiles, tl.num_programs(0)):
         base = start + tl.cast(t, tl.int64) * tile_out - halo  # capacity of local index 0
         zero = local(0, base, BLOCK)  # local index of capacity 0 (-1 when it lies below the tile)
@@ -134,6 +135,7 @@ def tile_update(
     halo: int,
     start: int,
     end: int,
+    top0: int,
     cover: bool,
 ) -> None:
     """Apply items j0 .. j0 + k - 1 (weights summing to ``halo`` <= HALO_MAX) to ``src`` over [start, end).
@@ -146,6 +148,7 @@ def tile_update(
         items: device arrays "w", "lo", "hi", "top" (int64), "v", "tail" (profile dtype).
         j0, k, halo: the run of items and the sum of their weights.
         start, end: the launch range.
+        top0: the schedule's top before the first item (see passes/base.py).
         cover: complement mode.
     """
     assert 0 <= halo <= HALO_MAX and 1 <= k
@@ -168,6 +171,7 @@ def tile_update(
         end,
         src.shape[0],
         n_tiles,
+        top0,
         COVER=cover,
         RECORD=bits is not None,
         BLOCK=BLOCK,

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 from . import item, sweep, tile
 
-DTYPES = {"int32": "i32", "int64": "i64", "float32": "fp32", "float64": "fp64"}
-"""The DP value dtypes the planner can choose (knapsack_gpu/dtypes.py), by Triton type."""
+DTYPES = {"int16": "i16", "int32": "i32", "int64": "i64", "float32": "fp32", "float64": "fp64"}
+"""The DP value dtypes the planner can choose (knapsack_gpu/dtypes.py; int16 for reduced values,
+knapsack_gpu/reduced.py), by Triton type."""
 
 _VALUE_POINTERS = {"src_ptr", "dst_ptr", "a_ptr", "b_ptr", "scratch_ptr", "v_ptr", "tail_ptr"}
 # Capacities and offsets reach 1e10: a launch passes them as i64 once they pass 2**31, the case that costs registers.
-_WIDE_SCALARS = {"start", "end", "length", "n_tiles"}
+_WIDE_SCALARS = {"start", "end", "length", "n_tiles", "top0"}
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@
     >>> sol.value, sol.selected
     (90, [0, 2])
 
-Importing this package imports nothing else: :func:`solve`, :func:`profile` and :class:`Solution` (with torch and
-numpy) load on first use, as do Triton, the torch.compile plug-in (:mod:`knapsack_gpu.partitioner`) and the CLI, so
-``knapsack-gpu --help`` answers at once.
+Importing this package imports nothing else: :func:`solve`, :func:`profile`, :class:`Solution` and the dry run
+:func:`plan_for` (with torch and numpy) load on first use, as do Triton, the torch.compile plug-in
+(:mod:`knapsack_gpu.partitioner`) and the CLI, so ``knapsack-gpu --help`` answers at once.
 """
 
 _LAZY = ("Solution", "profile", "solve")
@@ -18,12 +18,16 @@ def __getattr__(name: str):
         from . import solver
 
         return getattr(solver, name)
+    if name in ("plan_for", "PlanReport"):
+        from . import dryrun
+
+        return getattr(dryrun, name)
     raise AttributeError(f"module 'knapsack_gpu' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, "plan_for", "PlanReport"])
 
 
 __version__ = "0.1.0"
-__all__ = ["Solution", "profile", "solve", "__version__"]
+__all__ = ["PlanReport", "Solution", "plan_for", "profile", "solve", "__version__"]

@@ -84,18 +84,24 @@ def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> s
 
 
 def make_pass(
-    name: str, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Reporter | None = None
+    name: str,
+    device: torch.device,
+    dtype: torch.dtype,
+    ws: Workspace,
+    progress: Reporter | None = None,
+    reduced: bool = False,
 ) -> ForwardPass:
+    """The forward pass of backend ``name``; ``reduced``: its jobs run in reduced values (knapsack_gpu/reduced.py)."""
     if name == "numpy":
         from .dense.passes.numpy_pass import NumpyPass
 
-        return NumpyPass(device, dtype, ws, progress)
+        return NumpyPass(device, dtype, ws, progress, reduced)
     if name == "torch":
         from .dense.passes.torch_pass import TorchPass
 
-        return TorchPass(device, dtype, ws, progress)
+        return TorchPass(device, dtype, ws, progress, reduced)
     if name == "triton":
         from .dense.passes.triton_pass import TritonPass
 
-        return TritonPass(device, dtype, ws, progress)
+        return TritonPass(device, dtype, ws, progress, reduced)
     raise ValueError(f"unknown backend {name!r}")

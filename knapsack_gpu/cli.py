@@ -3,6 +3,7 @@
 knapsack-gpu demo                          a demo solve on the best available device
 knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file (- reads stdin)
 knapsack-gpu profile FILE --plot out.png   the best value for every capacity
+knapsack-gpu plan FILE --device-memory 141GB   the dense plan a device would run, its bytes and time (no solve)
 knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
 
 ``--help`` and ``--version`` answer without importing torch (numpy and the solver load with the first command that
@@ -18,7 +19,17 @@ from pathlib import Path
 
 from . import __version__
 from .formats import FORMATS
-from .output import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_OK, exit_code, mismatch, solution_json, summary
+from .output import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_MEMORY,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    exit_code,
+    mismatch,
+    solution_json,
+    summary,
+)
 from .sizes import parse_bytes
 
 JSON_SCHEMA = """instance files: kplib .kp, Jooken .in, Pisinger knapPI (detected by content), or JSON:
@@ -70,6 +81,28 @@ def cmd_solve(args) -> int:
         print(f"knapsack-gpu: {why}", file=sys.stderr)
         return EXIT_MISMATCH
     return EXIT_OK
+
+
+def cmd_plan(args) -> int:
+    from .dryrun import plan_for
+
+    inst = _read(args)
+    report = plan_for(
+        inst.weights,
+        inst.values,
+        inst.capacity,
+        device=args.device,
+        device_memory=args.device_memory,
+        backend=args.backend,
+        cell_rate=args.cell_rate,
+    )
+    if args.json:
+        import json
+
+        print(json.dumps(report.as_dict()))
+    else:
+        print(report)
+    return EXIT_OK if report.fits or report.strategy == "closed" else EXIT_MEMORY
 
 
 def cmd_profile(args) -> int:
@@ -214,6 +247,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto")
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
 
+    p = sub.add_parser(
+        "plan",
+        help="the dense plan a device would run (bytes, time), without solving",
+        epilog=JSON_SCHEMA,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", help="the instance file, or - for standard input")
+    p.add_argument("--format", choices=FORMATS, default="auto")
+    p.add_argument("--device", default="cuda", help="the device to plan for (need not be present): cuda, cpu")
+    p.add_argument("--device-memory", type=parse_bytes, default=None, help="its memory, e.g. 141GB (default: free now)")
+    p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
+    p.add_argument("--cell-rate", type=float, default=None, help="cells/s for the estimate (default: from bandwidth)")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("demo", help="solve generated instances on the best available device")
     p.add_argument("--n", type=_at_least(1), default=1000, help="items of the second instance (>= 1)")
     p.add_argument("--range", type=_at_least(1), default=2000, help="weights up to this (>= 1)")
@@ -238,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             code = cmd_solve(args)
         elif args.command == "profile":
             code = cmd_profile(args)
+        elif args.command == "plan":
+            code = cmd_plan(args)
         elif args.command == "demo":
             code = cmd_demo(args)
         else:

@@ -10,7 +10,13 @@ import numpy as np
 import torch
 
 SUPPORTED = (torch.int32, torch.int64, torch.float32, torch.float64)
-_NUMPY = {torch.int32: np.int32, torch.int64: np.int64, torch.float32: np.float32, torch.float64: np.float64}
+_NUMPY = {
+    torch.int16: np.int16,  # reduced values only (knapsack_gpu/reduced.py): not a dtype a caller may ask for
+    torch.int32: np.int32,
+    torch.int64: np.int64,
+    torch.float32: np.float32,
+    torch.float64: np.float64,
+}
 
 
 def numpy_dtype(dtype: torch.dtype) -> type:
@@ -80,4 +86,4 @@ def fits(dtype: torch.dtype, bound: int | None) -> bool:
     """Whether an integral dtype can hold ``bound`` (floats always can)."""
     if dtype.is_floating_point or bound is None:
         return True
-    return bound < (2**31 if dtype == torch.int32 else 2**63)
+    return bound <= torch.iinfo(dtype).max

@@ -22,11 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import bounds as bounds_mod
+from . import reduced as reduced_mod
 from .arith import exact_sum
 from .dense import windows
 from .dense.passes.base import ForwardPass, Job
 from .dtypes import fits, numpy_dtype
 from .reduce import Reduced
+from .reduced import Scale
 
 STRATEGIES = ("auto", "closed", "states", "pruned", "dense")
 ENV_STRATEGY = "KNAPSACK_GPU_STRATEGY"
@@ -91,6 +93,7 @@ class Dense:
     threshold: float | None
     slack: float
     cells: int  # cell updates of the top-level pass
+    scale: Scale | None = None  # reduced values (the job's are Q*v - P*w, its profile Q*f - P*c)
 
     @property
     def pruned(self) -> bool:
@@ -131,9 +134,23 @@ def pruned(red: Reduced, canonical: bool) -> Dense:
     threshold, slack = _threshold(red)
     fn = _window_fn(w, v, sorted_order=not canonical)
     L = red.capacity + 1
-    job = Job(w, v.astype(numpy_dtype(red.dtype)), L, False, red.dtype, target=L - 1)
+    job, scale = _standard_job(red, w, v, L - 1)
     job.window = fn(0, red.n, 0, red.n, red.capacity, threshold)
-    return Dense(job, positions, fn, threshold, slack, job.schedule.cells)
+    return Dense(job, positions, fn, threshold, slack, job.schedule.cells, scale)
+
+
+def _standard_job(red: Reduced, w: np.ndarray, v: np.ndarray, target: int | None) -> tuple[Job, Scale | None]:
+    """A standard-mode job over these items, in reduced values where that takes a narrower dtype."""
+    L = red.capacity + 1
+    choice = None
+    if red.narrow:
+        lower = red.bounds.lower if red.bounds is not None else 0
+        choice = reduced_mod.choose(w, v, red.capacity, lower, red.dtype)
+    if choice is None:
+        return Job(w, v.astype(numpy_dtype(red.dtype)), L, False, red.dtype, target=target), None
+    scale, dtype = choice
+    r = reduced_mod.reduced_values(w, v, scale, dtype)
+    return Job(w, r, L, False, dtype, target=target, ramp=scale.ramp), scale
 
 
 def dense(red: Reduced, complement: bool = True, whole: bool = False) -> Dense:
@@ -151,6 +168,9 @@ def dense(red: Reduced, complement: bool = True, whole: bool = False) -> Dense:
         cover_dtype = dtype if fits(dtype, cover_bound) else (torch.int64 if fits(torch.int64, cover_bound) else None)
         if cover_dtype is not None and (total - cap + 1) * _size(cover_dtype) < (cap + 1) * _size(dtype):
             cover, target, dtype = True, total - cap, cover_dtype
+    if not cover and not whole:
+        job, scale = _standard_job(red, w, values, target)
+        return Dense(job, np.arange(red.n), None, None, 0.0, job.schedule.cells, scale)
     vals = values.astype(numpy_dtype(dtype))
     sentinel = None
     if cover:

@@ -86,6 +86,8 @@ class Reduced:
         applied: names of the reductions that changed something, for ``stats``.
         fixed: items fixed by variable fixing, {"in": k1, "out": k0} (original items).
         offset: value of the forced items (exact int, or float).
+        narrow: a dense plan may run in reduced values (:mod:`knapsack_gpu.reduced`): whole-number values, no dtype
+            the caller asked for, not a whole profile.
     """
 
     weights: np.ndarray
@@ -100,6 +102,7 @@ class Reduced:
     applied: tuple[str, ...] = ()
     fixed: dict = field(default_factory=lambda: {"in": 0, "out": 0})
     offset: int | float = 0
+    narrow: bool = False
 
     @property
     def n(self) -> int:
@@ -290,4 +293,5 @@ def reduce(
         applied=tuple(applied),
         fixed=fixed,
         offset=offset,
+        narrow=inst.integral and requested is None and not whole_profile,
     )

@@ -182,6 +182,7 @@ def _solve(
         "device": str(dev),
         "backend": None,
         "dtype": None,
+        "reduced_values": None,
         "reductions": [],
         "fixed": {"in": 0, "out": 0},
         "lower_bound": None,
@@ -210,10 +211,17 @@ def _solve(
             return _finish(inst, run.selection(), stats, meter)
     red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
     name = resolve_backend(backend, dev, red.dtype)
-    _reduced_stats(stats, red, name)
     selected = red.forced
     if red.n:
         dense_need = _dense_need(red, dev, name, strategy, canonical)
+        if backend == "auto" and name == "triton" and dense_need > meter.limit - meter.current:
+            # The torch pass holds one row and a chunk where the kernels ping-pong two rows: at C = 1e10 in int32
+            # that is 80 GB against 120 GB with the kept half-profile, the difference on one H200.
+            torch_need = _dense_need(red, dev, "torch", strategy, canonical)
+            if torch_need <= meter.limit - meter.current:
+                name, dense_need = "torch", torch_need
+    _reduced_stats(stats, red, name)
+    if red.n:
         if run is not None and not canonical and dense_need > meter.limit - meter.current and run.run(None):
             return _finish(inst, run.selection(), stats, meter)  # no dense row fits: the states engine is the plan
         if (run is not None and strategy == "states") or dense_need > meter.limit - meter.current:
@@ -265,7 +273,7 @@ def _dense_need(red: Reduced, dev, name: str, strategy: str, canonical: bool) ->
     """The least working memory the dense plan that would run needs (its pass's buffers, the kept half-profile and
     the split), beyond the per-item state."""
     job = (plan_mod.dense(red) if strategy == "dense" or red.bounds is None else plan_mod.pruned(red, canonical)).job
-    p = make_pass(name, dev, job.dtype, Workspace(Meter(2**62, dev)))
+    p = make_pass(name, dev, job.dtype, Workspace(Meter(2**62, dev)), reduced=job.ramp is not None)
     return plan_mod.min_bytes(p, job.m, job.length)
 
 
@@ -438,8 +446,8 @@ def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: 
     launches = 0
     for attempt in range(2):
         ws = Workspace(meter)
-        p = make_pass(name, dev, job.dtype, ws, progress)
-        rec = Recovery(p, job, meter.limit, dense.windows, dense.threshold, dense.slack)
+        p = make_pass(name, dev, job.dtype, ws, progress, reduced=job.ramp is not None)
+        rec = Recovery(p, job, meter.limit, dense.windows, dense.threshold, dense.slack, dense.scale)
         try:
             chosen, dp_value = rec.run()
             break
@@ -463,6 +471,7 @@ def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: 
     stats.update(
         strategy=f"{'pruned' if dense.pruned else 'dense'}-{r.strategy}",
         dtype=str(job.dtype).replace("torch.", ""),
+        reduced_values=dense.scale.as_dict() if dense.scale is not None else None,
         cell_updates=r.cell_updates,
         passes=r.passes,
         item_passes=r.item_passes,

@@ -21,10 +21,13 @@ def random_job(
     max_w: int | None = None,
     extremes: bool = True,
     windows: bool = False,
+    ramp: bool = False,
 ) -> Job:
     """m items over a profile of ``length``: weights up to ``max_w`` (default length / 3), with ``extremes`` some
     w = C and w > C; values exact in every dtype (halves in floating point), negated with a sentinel in cover mode.
-    ``windows``: random update windows (standard mode), some empty, some unbounded."""
+    ``windows``: random update windows (standard mode), some empty, some unbounded. ``ramp``: a reduced-value job
+    (integer dtypes, standard mode): values of either sign, the empty profile max(-P*c, F) with a floor F that cuts
+    the ramp inside the profile."""
     max_w = max_w if max_w is not None else max(2, length // 3)
     w = rng.integers(0, max_w + 1, m)
     if extremes:
@@ -36,6 +39,13 @@ def random_job(
     if cover:
         values = -values
         sentinel = values.dtype.type(-np.inf if dtype.is_floating_point else -(int(v.sum()) + 1))
+    job_ramp = None
+    if ramp:
+        assert not cover and not dtype.is_floating_point
+        values = rng.integers(-60, 61, m).astype(numpy_dtype(dtype))
+        P = int(rng.integers(1, 4))
+        h0 = int(rng.integers(-50, 51))  # an offset: the empty profile need not start at 0
+        job_ramp = (P, h0, h0 - int(rng.integers(1, max(2, P * length // 2))) - 61)
     window = None
     if windows:
         a = rng.integers(-3, length + 3, m).astype(np.float64)
@@ -43,7 +53,7 @@ def random_job(
         a[rng.random(m) < 0.2] = -np.inf
         b[rng.random(m) < 0.2] = np.inf
         window = (a, b)
-    return Job(w.astype(np.int64), values, length, cover, dtype, sentinel, window=window)
+    return Job(w.astype(np.int64), values, length, cover, dtype, sentinel, window=window, ramp=job_ramp)
 
 
 def run_pass(
@@ -57,7 +67,7 @@ def run_pass(
     """
     dev = torch.device(device)
     ws = Workspace(Meter(1 << 40, dev))
-    p = make_pass(backend, dev, job.dtype, ws)
+    p = make_pass(backend, dev, job.dtype, ws, reduced=job.ramp is not None)
     p.reserve(job.m, job.length)
     low = torch.finfo(job.dtype).min if job.dtype.is_floating_point else torch.iinfo(job.dtype).min
     for buf in ws.buffers().values():

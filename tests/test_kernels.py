@@ -70,6 +70,20 @@ def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
     assert kinds == expected if kernel_path != "mixed" else kinds >= expected, kinds
 
 
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int32], ids=str)
+def test_kernels_on_reduced_values(kernel_path, dtype):
+    """Reduced-value jobs (negative values, the empty profile a ramp cut by a floor, no prefix rule) on every kernel
+    path, against the numpy pass."""
+    rng = np.random.default_rng(8)
+    for m, length in [(8, 64), (17, 333), (40, 400)]:
+        for windows in (False, True):
+            job = random_job(rng, m, length, dtype, cover=False, windows=windows, ramp=True)
+            f_triton, b_triton = run_pass("triton", job, DEVICE)
+            f_numpy, b_numpy = run_pass("numpy", job, "cpu")
+            assert torch.equal(f_triton.cpu(), f_numpy), (m, length, windows)
+            assert np.array_equal(b_triton, b_numpy), (m, length, windows)
+
+
 @pytest.mark.parametrize("k", range(1, 9))
 def test_tile_runs_of_k_items_equal_k_single_passes(k, monkeypatch):
     """Light items grouped k at a time, halos crossing tile edges, against single-item passes."""

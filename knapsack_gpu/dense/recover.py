@@ -23,6 +23,7 @@ import numpy as np
 
 from ..memory import format_bytes
 from ..plan import min_bytes, single_pass_bytes
+from ..reduced import Scale
 from .passes.base import BitLayout, ForwardPass, Job, round8
 
 # (pass start, pass stop, sub-problem start, sub-problem stop, capacity, value to reach) -> (lo, hi) windows of the
@@ -51,6 +52,9 @@ class Recovery:
         threshold: the value the whole job must reach (the lower bound) when pruned.
         slack: subtracted from a sub-problem's promised value before it becomes a window threshold (float values
             carry rounding; 0 for integers).
+        scale: the job's reduced values (:mod:`knapsack_gpu.reduced`), or None. Values inside the recursion (what
+            a split promised, what a profile holds) are then h = Q*f - P*c at their capacity; windows and the
+            result are in f.
     """
 
     def __init__(
@@ -61,8 +65,10 @@ class Recovery:
         windows: WindowFn | None = None,
         threshold: float | None = None,
         slack: float = 0.0,
+        scale: Scale | None = None,
     ):
         self.p = p
+        self.scale = scale
         self.job = job
         self.limit = limit
         self.windows = windows if threshold is not None else None
@@ -76,14 +82,18 @@ class Recovery:
         """Returns (ascending local indices chosen, the DP optimum in DP units)."""
         job, p = self.job, self.p
         L = job.length
-        window = job.window if job.window is not None else self._window(0, job.m, 0, job.m, L - 1, self.threshold)
+        reach = self.threshold
+        if reach is not None and self.scale is not None:
+            reach = self.scale.reduced(reach, L - 1)
+        window = job.window if job.window is not None else self._window(0, job.m, 0, job.m, L - 1, reach)
         top = self._sub(0, job.m, L, target=L - 1, window=window)
         room = self.limit - p.meter.current  # what the caller holds outside this recovery (per-item state)
         if single_pass_bytes(p, job.m, L, BitLayout.of(top.schedule, L).nbytes) <= room:
             self.stats.strategy = "bits"
             self._start(top.schedule.cells)
             p.reserve(job.m, L)
-            return self._leaf(top, L - 1)
+            chosen, value = self._leaf(top, L - 1)
+            return chosen, self._value(value, L - 1)
         need = min_bytes(p, job.m, L)
         if need > room:
             held = self.limit - room
@@ -98,7 +108,12 @@ class Recovery:
         self._start(top.schedule.cells * self._estimate(room - need) // max(1, job.m))
         p.reserve(job.m, L)
         self.keep = p.ws.get("keep", L, p.dtype)
-        return self._split(0, job.m, L - 1, 0, self.threshold)
+        chosen, value = self._split(0, job.m, L - 1, 0, reach)
+        return chosen, self._value(value, L - 1)
+
+    def _value(self, value, cap: int):
+        """The DP's value at ``cap`` in f from what a profile holds there."""
+        return value if self.scale is None else self.scale.value(value, cap)
 
     def _bits_budget(self, length: int) -> int:
         """Bytes a bit table over ``length`` capacities may take now: what the pooled table does not already hold
@@ -148,12 +163,15 @@ class Recovery:
 
     def _sub(self, lo: int, hi: int, length: int, target: int | None = None, window=None) -> Job:
         j = self.job
-        return Job(j.weights[lo:hi], j.values[lo:hi], length, j.cover, j.dtype, j.sentinel, target, window)
+        return Job(j.weights[lo:hi], j.values[lo:hi], length, j.cover, j.dtype, j.sentinel, target, window, j.ramp)
 
     def _window(self, a: int, b: int, lo: int, hi: int, cap: int, reach) -> tuple[np.ndarray, np.ndarray] | None:
-        """Windows of a pass over items a..b-1 inside the sub-problem lo..hi-1 that must reach ``reach``."""
+        """Windows of a pass over items a..b-1 inside the sub-problem lo..hi-1 that must reach ``reach`` (a profile
+        value at ``cap``: h for reduced values, which the windows see as f)."""
         if self.windows is None:
             return None
+        if self.scale is not None and reach is not None:
+            reach = self.scale.value(reach, cap)  # whole numbers only: promised values are exact
         return self.windows(a, b, lo, hi, cap, reach)
 
     def _forward(self, job: Job, bits=None):
@@ -236,14 +254,16 @@ class Recovery:
         def at_split(fb):
             c, total = self.p.split(fa, fb, cap)
             split["c"], split["b"] = c, fb[cap - c].item()
-            return cap - c, total
+            split["a"] = total - split["b"]  # what A's part is worth at c
+            # Reduced rows hold h - offset: a sum of two halves carries the offset twice, the whole once.
+            return cap - c, total + (self.scale.offset if self.scale is not None else 0)
 
         if record:
             right, total = self._leaf(self._sub(mid, hi, lb, window=wb), lb - 1, before=at_split)
             self.stats.depth = max(self.stats.depth, depth)
-            left = self._solve(lo, mid, split["c"], depth + 1, total - split["b"])
+            left = self._solve(lo, mid, split["c"], depth + 1, split["a"])
             return left + [mid + i for i in right], total
         _, total = at_split(self._forward(self._sub(mid, hi, lb, window=wb)))
-        c, b = split["c"], split["b"]
-        chosen = self._solve(lo, mid, c, depth + 1, total - b) + self._solve(mid, hi, cap - c, depth + 1, b)
+        c, a, b = split["c"], split["a"], split["b"]
+        chosen = self._solve(lo, mid, c, depth + 1, a) + self._solve(mid, hi, cap - c, depth + 1, b)
         return chosen, total

@@ -41,6 +41,8 @@ from ...progress import Reporter
 # Per-item scalars reach the hot loops as Python lists, this many items at a time: list entries cost ~40 bytes each,
 # so a whole million-item schedule as lists would be hundreds of MB; chunks keep it to a few hundred KB.
 LIST_CHUNK = 4096
+RAMP_CHUNK = 1 << 20  # a reduced profile's initial ramp is written this many cells at a time (an int64 temporary)
+SPLIT_CHUNK = 1 << 20  # a split of narrow-integer rows sums this many cells at a time in int64
 
 
 def round8(n: int) -> int:
@@ -56,6 +58,8 @@ class Schedule:
         lo, hi: the update range; top: min(L - 1, W_j), the prefix weight bound.
         before: standard mode, value of the tail above top before item j (V_{j-1}, DP dtype); final: after the last.
         cells: total cells updated, sum of max(hi - lo + 1, 0).
+        top0: the top before the first item: 0 (the empty profile is V_{-1} = 0 above cell 0), or L - 1 for a
+            reduced-value job, whose rows hold the whole empty profile (no prefix rule).
     """
 
     w: np.ndarray
@@ -66,6 +70,7 @@ class Schedule:
     before: np.ndarray
     final: object
     cells: int
+    top0: int = 0
 
     def lists(self, names: str = "w v lo hi top before") -> Iterator[tuple[int, tuple[list, ...]]]:
         """(first item, per-name Python lists) for consecutive chunks of items."""
@@ -89,6 +94,9 @@ class Job:
         target: when set, only the value at this capacity is wanted (see the module docstring).
         window: optional (lo, hi) arrays (m,) of capacities that may matter (standard mode; floats allowed,
             +-inf for unbounded sides).
+        ramp: (P, h0, F) for reduced values (:mod:`knapsack_gpu.reduced`, standard mode): the profile is
+            h = Q*f - P*c less a constant, empty as max(h0 - P*c, F), and without the prefix rule (above the prefix
+            weight h is not constant).
     """
 
     weights: np.ndarray
@@ -99,6 +107,7 @@ class Job:
     sentinel: object = None
     target: int | None = None
     window: tuple[np.ndarray, np.ndarray] | None = None
+    ramp: tuple[int, int, int] | None = None
 
     @property
     def m(self) -> int:
@@ -108,7 +117,7 @@ class Job:
     def schedule(self) -> Schedule:
         L, w = self.length, self.weights
         prefix = saturating_cumsum(w, L - 1)
-        top = prefix
+        top = prefix if self.ramp is None else np.full_like(w, L - 1)
         lo = np.zeros_like(w) if self.cover else w.copy()
         hi = top.copy()
         if self.target is not None and w.size:
@@ -136,7 +145,8 @@ class Job:
                     sums[over[0] :] = limit
             values = np.concatenate([[0], sums]).astype(np_dtype)
             before, final = values[:-1], values[-1]
-        return Schedule(self.weights, self.values, lo, hi, top, before, final, cells)
+        top0 = 0 if self.ramp is None else L - 1
+        return Schedule(self.weights, self.values, lo, hi, top, before, final, cells, top0)
 
 
 @dataclass(frozen=True)
@@ -183,12 +193,22 @@ class ForwardPass(ABC):
     record_buffers: tuple[str, ...] = ("stage",)
     """Workspace buffers only recording uses; released after each bit-table leaf so splits keep their room."""
 
-    def __init__(self, device: torch.device, dtype: torch.dtype, ws: Workspace, progress: Reporter | None = None):
+    def __init__(
+        self,
+        device: torch.device,
+        dtype: torch.dtype,
+        ws: Workspace,
+        progress: Reporter | None = None,
+        reduced: bool = False,
+    ):
         self.device = device
         self.dtype = dtype
         self.ws = ws
         self.progress = progress
         self.itemsize = element_size(dtype)
+        # Reduced values (knapsack_gpu/reduced.py) in a dtype narrower than int64: a split's sum of two halves can
+        # pass the row dtype (each half uses the span), so splits add in int64, a chunk at a time.
+        self.wide_split = reduced and not dtype.is_floating_point and torch.iinfo(dtype).bits < 64
         self.launches = 0
         """Device operations issued so far (kernel launches, fills, host-to-device copies; torch ops on the torch
         backend): the per-item overhead a GPU pays whatever the cells, counted without one."""
@@ -228,6 +248,8 @@ class ForwardPass(ABC):
 
     def split_bytes(self, length: int) -> int:
         """Temporary bytes :meth:`split` needs beyond its inputs."""
+        if self.wide_split:
+            return 4 * 8 * min(length, SPLIT_CHUNK)  # int64 chunks of both halves, the flip and the sum
         return length * self.itemsize
 
     def record_extra_bytes(self, length: int) -> int:
@@ -241,16 +263,36 @@ class ForwardPass(ABC):
         return t, layout
 
     def init_profile(self, job: Job, row: torch.Tensor) -> None:
-        """Empty profile: zeros (standard: the rest is filled lazily), or 0 then the cannot-cover sentinel."""
+        """Empty profile: zeros (standard: the rest is filled lazily), 0 then the cannot-cover sentinel, or a
+        reduced-value job's max(h0 - P*c, F) over the whole row."""
+        if job.ramp is not None:
+            P, h0, floor = job.ramp
+            row.fill_(floor)
+            for a in range(0, ramp_cells(job), RAMP_CHUNK):
+                b = min(ramp_cells(job), a + RAMP_CHUNK)
+                row[a:b].copy_(torch.arange(a, b, device=row.device).mul_(-P).add_(h0).clamp_(min=floor))
+            return
         if job.cover:
             row[1:].fill_(job.sentinel)
         row[:1].zero_()
+
+    def init_ops(self, job: Job) -> int:
+        """Device operations :meth:`init_profile` issues for one row."""
+        if job.ramp is not None:
+            return 1 + 5 * -(-ramp_cells(job) // RAMP_CHUNK)  # fill, then arange, mul, add, clamp, copy per chunk
+        return 2 if job.cover else 1
 
     def report(self, s: Schedule, first: int, stop: int) -> None:
         """Tell the progress listener the cells of items first..stop-1 are done (passes that report as they go,
         per chunk or per item, call ``progress.add`` themselves)."""
         if self.progress is not None:
             self.progress.add(int(np.maximum(s.hi[first:stop] - s.lo[first:stop] + 1, 0).sum()))
+
+
+def ramp_cells(job: Job) -> int:
+    """The cells of a reduced-value job's empty profile above its floor: max(h0 - P*c, F) > F for c below this."""
+    P, h0, floor = job.ramp
+    return min(job.length, (h0 - floor) // P + 1)
 
 
 def split_range(la: int, lb: int, cap: int) -> tuple[int, int]:

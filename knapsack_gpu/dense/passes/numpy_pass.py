@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import BitLayout, ForwardPass, Job, round8, split_range
+from .base import SPLIT_CHUNK, BitLayout, ForwardPass, Job, round8, split_range
 
 CHUNK_BYTES = 1 << 20
 STAGE_BYTES = 1 << 20
@@ -132,7 +132,7 @@ class NumpyPass(ForwardPass):
         cover = job.cover
         decide = np.greater_equal if cover else np.greater
         rep = self.progress  # told per chunk (~1 MiB of profile): long items report while they run
-        filled = 0
+        filled = s.top0  # cells above it hold V_{j-1}, filled as the prefix weight grows
         last = job.m - 1
         for j0, (ws, vs, los, his, tops, befores) in s.lists():
             for i, w in enumerate(ws):
@@ -181,10 +181,22 @@ class NumpyPass(ForwardPass):
 
     def split(self, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
         c_lo, c_hi = split_range(fa.shape[0], fb.shape[0], cap)
-        a = fa.numpy()[c_lo : c_hi + 1]
-        np.add(a, fb.numpy()[cap - c_hi : cap - c_lo + 1][::-1], out=a)  # reversed view: no temporary
-        i = int(np.argmax(a))
-        return c_lo + i, a[i].item()
+        a, b = fa.numpy(), fb.numpy()
+        if not self.wide_split:
+            a = a[c_lo : c_hi + 1]
+            np.add(a, b[cap - c_hi : cap - c_lo + 1][::-1], out=a)  # reversed view: no temporary
+            i = int(np.argmax(a))
+            return c_lo + i, a[i].item()
+        # Reduced values: two halves' sum can pass the row dtype; add in int64, a chunk at a time.
+        best, at = None, c_lo
+        for s0 in range(c_lo, c_hi + 1, SPLIT_CHUNK):
+            s1 = min(c_hi + 1, s0 + SPLIT_CHUNK)
+            t = a[s0:s1].astype(np.int64)
+            t += b[cap - s1 + 1 : cap - s0 + 1][::-1]
+            i = int(np.argmax(t))
+            if best is None or t[i] > best:  # strict: the first maximum, as one argmax over the range
+                best, at = int(t[i]), s0 + i
+        return at, best
 
     def split_bytes(self, length: int) -> int:
-        return 0
+        return 8 * min(length, SPLIT_CHUNK) if self.wide_split else 0

@@ -1,35 +1,47 @@
-"""The device-generic pass: torch ops on any device (the CUDA path when Triton is unavailable).
+"""The device-generic pass: torch ops on any device (the CUDA path when Triton is unavailable, or when its two rows
+do not fit).
 
-The row is updated in place over each item's range: the candidate f(c - w) + v is materialised into its own buffer
-first, so the in-place max reads only old values. Decisions go to an 8-row boolean staging buffer (all False between
-groups); every eight items, viewing a plane's columns as int64 words (eight capacities of one item per word, each
-byte 0 or 1), shifting row j left by j and summing the rows puts item j's decision in bit j of every byte. No op
-allocates per item except the split's flip.
+The row is updated in place over each item's range, in descending chunks of at most CHUNK cells: a chunk's candidate
+f(c - w) + v is materialised into its own buffer first and reads only cells below the chunk's top, which no later
+chunk of this item has changed, so the in-place max reads only old values. One row and a chunk, not two rows: at
+C = 1e10 that is the difference between a plan that fits one H200 and one that does not. Decisions go to an 8-row
+boolean staging buffer (all False between groups); every eight items, viewing a plane's columns as int64 words
+(eight capacities of one item per word, each byte 0 or 1), shifting row j left by j and summing the rows puts item
+j's decision in bit j of every byte. No op allocates per item except the split's flip.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .base import BitLayout, ForwardPass, Job, round8, split_range
+from .base import SPLIT_CHUNK, BitLayout, ForwardPass, Job, round8, split_range
+
+# 16M cells a chunk: a few launches an item at C = 1e10, and a candidate buffer of 64 MB (int32) beside the row.
+CHUNK = 1 << 24
 
 
 class TorchPass(ForwardPass):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._shifts = torch.arange(8, dtype=torch.int64, device=self.device)[:, None]
+        self._shift_rows = None
+
+    @property
+    def _shifts(self) -> torch.Tensor:
+        if self._shift_rows is None:  # made on first use: a pass object also sizes plans for absent devices
+            self._shift_rows = torch.arange(8, dtype=torch.int64, device=self.device)[:, None]
+        return self._shift_rows
 
     def workspace_bytes(self, length: int, record: bool) -> int:
-        return 2 * length * self.itemsize + (8 * round8(length) if record else 0)
+        return (length + min(length, CHUNK)) * self.itemsize + (8 * round8(length) if record else 0)
 
     def reserve(self, m: int, length: int) -> None:
         self.ws.get("row", length, self.dtype)
-        self.ws.get("cand", length, self.dtype)
+        self.ws.get("cand", min(length, CHUNK), self.dtype)
 
     def run(self, job: Job, bits: tuple[torch.Tensor, BitLayout] | None) -> torch.Tensor:
         L = job.length
         row = self.ws.get("row", L, self.dtype)
-        cand_all = self.ws.get("cand", L, self.dtype)
+        cand_all = self.ws.get("cand", min(L, CHUNK), self.dtype)
         self.init_profile(job, row)
         s = job.schedule
         record = bits is not None
@@ -41,9 +53,9 @@ class TorchPass(ForwardPass):
         cover = job.cover
         decide = torch.ge if cover else torch.gt
         to_py = float if self.dtype.is_floating_point else int
-        filled = 0
+        filled = s.top0  # cells above it hold V_{j-1}, filled as the prefix weight grows
         m = job.m
-        ops = (2 if cover else 1) + record  # init_profile, the staging rows' zero_
+        ops = self.init_ops(job) + record  # the staging rows' zero_
         for j0, (ws, vs, los, his, tops, befores) in s.lists():
             for i, w in enumerate(ws):
                 j = j0 + i
@@ -56,14 +68,17 @@ class TorchPass(ForwardPass):
                 if self.progress is not None and hi >= lo:
                     self.progress.add(hi - lo + 1)
                 start = max(w, lo)
-                if start <= hi:
-                    cand = cand_all[: hi + 1 - start]
-                    torch.add(row[start - w : hi + 1 - w], v, out=cand)
-                    cur = row[start : hi + 1]
+                b = hi + 1
+                while b > start:
+                    a = max(start, b - CHUNK)
+                    cand = cand_all[: b - a]
+                    torch.add(row[a - w : b - w], v, out=cand)
+                    cur = row[a:b]
                     if record:
-                        decide(cand, cur, out=st[start : hi + 1])
+                        decide(cand, cur, out=st[a:b])
                     torch.maximum(cur, cand, out=cur)
                     ops += 3 if record else 2
+                    b = a
                 if cover:
                     k = min(w, hi + 1)
                     if k > lo:
@@ -89,15 +104,27 @@ class TorchPass(ForwardPass):
 
     def split(self, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
         self.launches += SPLIT_OPS
-        return torch_split(self.meter, fa, fb, cap)
+        return torch_split(self.meter, fa, fb, cap, self.wide_split)
 
 
 SPLIT_OPS = 3  # flip, add, max (then one copy of the index and value back)
 
 
-def torch_split(meter, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
-    """Split on the device; only the index and the value cross back."""
+def torch_split(meter, fa: torch.Tensor, fb: torch.Tensor, cap: int, wide: bool) -> tuple[int, float | int]:
+    """Split on the device; only the index and the value cross back. ``wide``: sum in int64 (reduced values)."""
     c_lo, c_hi = split_range(fa.shape[0], fb.shape[0], cap)
+    if wide:
+        # Reduced values: two halves' sum can pass the row dtype; add in int64, a chunk at a time.
+        best, at = None, c_lo
+        for s0 in range(c_lo, c_hi + 1, SPLIT_CHUNK):
+            s1 = min(c_hi + 1, s0 + SPLIT_CHUNK)
+            with meter.temporary(4 * 8 * (s1 - s0)):  # the flip, both int64 copies and their sum
+                t = fa[s0:s1].to(torch.int64) + fb[cap - s1 + 1 : cap - s0 + 1].flip(0).to(torch.int64)
+                value, i = torch.max(t, dim=0)
+            value, i = int(value.item()), int(i.item())
+            if best is None or value > best:  # strict: the first maximum, as one max over the range
+                best, at = value, s0 + i
+        return at, best
     a = fa[c_lo : c_hi + 1]
     with meter.temporary(a.numel() * a.element_size()):  # torch.flip has no out=
         a.add_(fb[cap - c_hi : cap - c_lo + 1].flip(0))

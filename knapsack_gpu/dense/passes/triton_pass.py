@@ -96,7 +96,7 @@ class TritonPass(ForwardPass):
         rows = (self.ws.get("row", L, self.dtype), self.ws.get("row2", L, self.dtype))
         for row in rows:
             self.init_profile(job, row)
-        self.launches += 2 * (2 if job.cover else 1)
+        self.launches += 2 * self.init_ops(job)
         plan = launch_plan(job, bits is not None, kern.sweep.MAX_CELLS, kern.plan_groups)
         items = self._items(job, plan.ranges)
         table, pdelta = (bits[0], self._planes(bits[1])) if bits is not None else (None, None)
@@ -106,18 +106,20 @@ class TritonPass(ForwardPass):
             src, dst = rows[cur], rows[1 - cur]
             if kind == "sweep":
                 ranges = (items["start"][j0:stop], items["end"][j0:stop])
-                kern.sweep.sweep(src, dst, table, pdelta, ranges, items, j0, stop - j0, job.cover)
+                kern.sweep.sweep(src, dst, table, pdelta, ranges, items, j0, stop - j0, s.top0, job.cover)
                 cur ^= (stop - j0) & 1
             elif kind == "item":
-                kern.item_update(src, dst, table, pdelta, items, j0, start, end, job.cover)
+                kern.item_update(src, dst, table, pdelta, items, j0, start, end, s.top0, job.cover)
                 cur ^= 1
             else:
                 halo = int(s.w[j0:stop].sum())
-                kern.tile_update(src, dst, table, pdelta, scratch, items, j0, stop - j0, halo, start, end, job.cover)
+                kern.tile_update(
+                    src, dst, table, pdelta, scratch, items, j0, stop - j0, halo, start, end, s.top0, job.cover
+                )
                 cur ^= 1
             self.report(s, j0, stop)
         self.launches += plan.ops
-        last_top = int(s.top[-1]) if job.m else 0
+        last_top = int(s.top[-1]) if job.m else s.top0
         if not job.cover and last_top < L - 1:
             rows[cur][last_top + 1 :].fill_(s.final.item())  # every item fits: V_m above the last top
             self.launches += 1
@@ -125,7 +127,7 @@ class TritonPass(ForwardPass):
 
     def split(self, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
         self.launches += SPLIT_OPS
-        return torch_split(self.meter, fa, fb, cap)
+        return torch_split(self.meter, fa, fb, cap, self.wide_split)
 
 
 @dataclass
@@ -153,7 +155,7 @@ def launch_plan(job: Job, record: bool, max_cells: int, plan_groups) -> LaunchPl
     """
     s, L, m = job.schedule, job.length, job.m
     live = s.lo <= s.hi
-    ptop = np.concatenate([[0], s.top[:-1]])
+    ptop = np.concatenate([[s.top0], s.top[:-1]])
     grow = (s.top > ptop) & (not job.cover)
     need_lo = np.minimum(np.where(live, s.lo, L), np.where(grow, ptop + 1, L))
     need_hi = np.maximum(np.where(live, s.hi, -1), np.where(grow, s.top, -1))
