@@ -57,12 +57,22 @@ def _torch_solver(name: str):
     return run
 
 
-def _ours(device: str, backend: str, low_memory: bool = False, dtype: str | None = None, strategy: str | None = None):
+def _ours(
+    device: str,
+    backend: str,
+    low_memory: bool = False,
+    dtype: str | None = None,
+    strategy: str | None = None,
+    plain_values: bool = False,
+):
     def run(w, v, cap):
         import torch
 
         import knapsack_gpu
+        import knapsack_gpu.reduced
 
+        if plain_values:  # the child process runs one contender: no need to restore it
+            knapsack_gpu.reduced.MIN_CAPACITY = float("inf")
         # low_memory: the working set torch's sliding Hirschberg uses (four float32 rows) plus 8 MiB.
         limit = 16 * (cap + 1) + (8 << 20) if low_memory else None
         sol = knapsack_gpu.solve(
@@ -307,6 +317,9 @@ CONTENDERS = {
         Contender("ours-numpy-f32", _ours("cpu", "numpy", dtype="float32"), _always),
         # every cell, no bounds: beside ours-numpy, what the planner's pruning saves, or costs where it keeps most cells
         Contender("ours-numpy-dense", _ours("cpu", "numpy", strategy="dense"), _always),
+        # f's own dtype, no reduced values (knapsack_gpu/reduced.py): beside ours-numpy, what the narrower rows save
+        Contender("ours-numpy-plain", _ours("cpu", "numpy", plain_values=True), _always),
+        Contender("ours-numpy-dense-plain", _ours("cpu", "numpy", strategy="dense", plain_values=True), _always),
         Contender("ours-torch-cpu", _ours("cpu", "torch"), _always),
         Contender("ours-cuda-torch", _ours("cuda", "torch"), _cuda),
         Contender("ours-cuda-triton", _ours("cuda", "triton"), _cuda_triton),
