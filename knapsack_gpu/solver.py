@@ -61,6 +61,17 @@ class Solution:
     stats: dict = field(default_factory=dict, compare=False)
 
 
+def check_threads(threads: object) -> int:
+    """threads as a positive int (None: torch's intra-op thread count); TypeError/ValueError naming it otherwise."""
+    if threads is None:
+        return max(1, torch.get_num_threads())
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads must be a positive integer or None, got {threads!r}")
+    if threads < 1:
+        raise ValueError(f"threads = {threads}: it must be at least 1")
+    return int(threads)
+
+
 def check_limit(memory_limit: object) -> int | None:
     """memory_limit as an int, or None; TypeError/ValueError naming it otherwise."""
     if memory_limit is None:
@@ -112,6 +123,7 @@ def solve(
     progress: Progress | bool | None = None,
     canonical: bool = False,
     strategy: str | None = None,
+    threads: int | None = None,
 ) -> Solution:
     """Solve a 0/1 knapsack exactly.
 
@@ -134,6 +146,9 @@ def solve(
         strategy: force a plan: "closed", "states" (the expanding core alone), "pruned", "dense" (or the
             environment variable KNAPSACK_GPU_STRATEGY); None or "auto": the states engine first, under a work
             budget, then the plan :mod:`knapsack_gpu.plan` chooses.
+        threads: CPU threads a dense pass of the numpy backend splits each long item over (None: torch's intra-op
+            thread count, the cores the process may use unless ``torch.set_num_threads`` pinned it). The torch
+            backend uses torch's own threads.
 
     Returns:
         A :class:`Solution`; ``stats["peak_bytes"] <= memory_limit``.
@@ -154,8 +169,9 @@ def solve(
     if canonical and strategy in ("states", "closed"):
         raise ValueError(f"strategy={strategy!r} cannot promise dp_knapsack's selection; use canonical=False")
     resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
+    threads = check_threads(threads)
     try:
-        sol = _solve(inst, dev, backend, limit, dtype, reporter, canonical, strategy)
+        sol = _solve(inst, dev, backend, limit, dtype, reporter, canonical, strategy, threads)
     finally:
         if reporter is not None:
             reporter.flush()
@@ -167,7 +183,15 @@ def solve(
 
 
 def _solve(
-    inst: Instance, dev, backend: str, limit, dtype, progress: Reporter | None, canonical: bool, strategy: str
+    inst: Instance,
+    dev,
+    backend: str,
+    limit,
+    dtype,
+    progress: Reporter | None,
+    canonical: bool,
+    strategy: str,
+    threads: int = 1,
 ) -> Solution:
     """solve() after validation: the states engine first (it finishes most instances), then the dense plans."""
     meter = Meter(default_limit(dev) if limit is None else limit, dev)
@@ -250,7 +274,8 @@ def _solve(
             stats["strategy"] = "closed"
             selected = red.bounds.incumbent
         elif red.n:
-            selected = red.selection(_run_dense(choice.dense, red, dev, name, limit, meter, stats, progress))
+            dp = _run_dense(choice.dense, red, dev, name, limit, meter, stats, progress, threads)
+            selected = red.selection(dp)
     return _finish(inst, selected, stats, meter)
 
 
@@ -440,13 +465,19 @@ class _StatesRun:
         return value, self._original(chosen)
 
 
-def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress) -> list[int]:
+def _run_dense(
+    dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress, threads: int = 1
+) -> list[int]:
     job = dense.job
     t0 = time.perf_counter()
     launches = 0
     for attempt in range(2):
         ws = Workspace(meter)
         p = make_pass(name, dev, job.dtype, ws, progress, reduced=job.ramp is not None)
+        if name == "numpy":
+            p.threads = threads  # each thread adds a chunk of candidates: only where the smallest plan still fits
+            if plan_mod.min_bytes(p, job.m, job.length) > meter.limit - meter.current:
+                p.threads = 1
         rec = Recovery(p, job, meter.limit, dense.windows, dense.threshold, dense.slack, dense.scale)
         try:
             chosen, dp_value = rec.run()
@@ -481,7 +512,9 @@ def _run_dense(dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: 
         profile_length=job.length,
         dp_seconds=time.perf_counter() - t0,
     )
-    if name != "numpy":
+    if name == "numpy":
+        stats["threads"] = p._threads(job.length)  # 1 where no item is long enough to split
+    else:
         stats["launches"] = launches  # device operations: what a GPU pays per launch, counted on any device
     return positions
 

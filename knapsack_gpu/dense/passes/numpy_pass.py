@@ -23,6 +23,9 @@ from .base import SPLIT_CHUNK, BitLayout, ForwardPass, Job, round8, split_range
 
 CHUNK_BYTES = 1 << 20
 STAGE_BYTES = 1 << 20
+# An item is split over threads only when its range spans this many chunks: below it a barrier per block costs more
+# than the second core saves.
+THREAD_BLOCKS = 4
 _SHIFT = [np.uint64(k) for k in range(8)]
 _SHIFTS = np.arange(8, dtype=np.uint64)[:, None]
 
@@ -77,9 +80,11 @@ class _Chunked(_Recorder):
     def begin(self, j: int) -> None:
         (self.plane, self.base), self.shift = self.plane64(j >> 3), _SHIFT[j & 7]
 
-    def record(self, decide, cand, cur, a: int, b: int) -> None:
+    def record(self, decide, cand, cur, a: int, b: int, mask: np.ndarray | None = None) -> None:
+        """Decisions of capacities [a, b) OR-ed into the plane; ``mask``: a thread's own scratch (words of
+        different threads' ranges never overlap: their inner edges are multiples of 8)."""
         a8, b8 = a & ~7, (b + 7) & ~7
-        mk = self.mask[: b8 - a8]
+        mk = (self.mask if mask is None else mask)[: b8 - a8]
         if a > a8:
             mk[: a - a8] = False
         decide(cand, cur, out=mk[a - a8 : b - a8])
@@ -95,10 +100,18 @@ class _Chunked(_Recorder):
 
 
 class NumpyPass(ForwardPass):
-    record_buffers = ("stage", "mask")
+    record_buffers = ("stage", "mask", *(f"mask{t}" for t in range(1, 64)))
+    threads = 1
+    """Threads an item's update is split over (set by the solver): each takes its own chunk of a block of the
+    descending sweep (see :meth:`_threaded`)."""
 
     def _chunk(self, length: int) -> int:
         return max(1, min(length, CHUNK_BYTES // self.itemsize))
+
+    def _threads(self, length: int) -> int:
+        """Threads a pass over ``length`` capacities uses: one where no item can span THREAD_BLOCKS chunks."""
+        chunk = self._chunk(length)
+        return self.threads if chunk >= 64 and length >= THREAD_BLOCKS * chunk and not _staged(length) else 1
 
     def _record_bytes(self, length: int) -> tuple[str, int]:
         if _staged(length):
@@ -106,16 +119,21 @@ class NumpyPass(ForwardPass):
         return "mask", self._chunk(length) + 16
 
     def workspace_bytes(self, length: int, record: bool) -> int:
-        rows = (length + self._chunk(length)) * self.itemsize
-        return rows + (self._record_bytes(length)[1] if record else 0)
+        t = self._threads(length)
+        rows = (length + t * self._chunk(length)) * self.itemsize
+        return rows + (t * self._record_bytes(length)[1] if record else 0)
 
     def record_extra_bytes(self, length: int) -> int:
         name, nbytes = self._record_bytes(length)
-        return max(0, nbytes - self.ws.nbytes(name))
+        extra = max(0, nbytes - self.ws.nbytes(name))
+        if name == "mask":
+            extra += sum(max(0, nbytes - self.ws.nbytes(f"mask{t}")) for t in range(1, self._threads(length)))
+        return extra
 
     def reserve(self, m: int, length: int) -> None:
         self.ws.get("row", length, self.dtype)
-        self.ws.get("cand", self._chunk(length), self.dtype)
+        for t in range(self._threads(length)):
+            self.ws.get("cand" if t == 0 else f"cand{t}", self._chunk(length), self.dtype)
 
     def run(self, job: Job, bits: tuple[torch.Tensor, BitLayout] | None) -> torch.Tensor:
         L = job.length
@@ -132,6 +150,8 @@ class NumpyPass(ForwardPass):
         cover = job.cover
         decide = np.greater_equal if cover else np.greater
         rep = self.progress  # told per chunk (~1 MiB of profile): long items report while they run
+        n_threads = self._threads(L)
+        threads = _Threads(self, row, chunk, n_threads, decide, rec is not None) if n_threads > 1 else None
         filled = s.top0  # cells above it hold V_{j-1}, filled as the prefix weight grows
         last = job.m - 1
         for j0, (ws, vs, los, his, tops, befores) in s.lists():
@@ -146,6 +166,11 @@ class NumpyPass(ForwardPass):
                 # Shifted part, c in [max(lo, w), hi], in descending chunks whose inner edges are multiples of 8.
                 b = hi + 1
                 start = w if w > lo else lo
+                if threads is not None and b - start >= THREAD_BLOCKS * chunk:
+                    threads.item(w, v, start, b, rec)
+                    if rep is not None:
+                        rep.add(b - start)
+                    b = start
                 while b > start:
                     a = (b - chunk + 7) & ~7  # round up: at most `chunk` cells
                     if a < start:
@@ -175,6 +200,8 @@ class NumpyPass(ForwardPass):
                         b = a
                 if rec is not None:
                     rec.end(j, j == last)
+        if threads is not None:
+            threads.close()
         if not cover and filled < L - 1:
             row[filled + 1 :] = s.final
         return row_t
@@ -200,3 +227,61 @@ class NumpyPass(ForwardPass):
 
     def split_bytes(self, length: int) -> int:
         return 8 * min(length, SPLIT_CHUNK) if self.wide_split else 0
+
+
+class _Threads:
+    """One item's shifted update over ``n`` threads, exact with one row updated in place.
+
+    The sweep runs in descending blocks of n chunks (inner edges multiples of 8, so decision words never straddle two
+    threads). In a block each thread first forms its chunk's candidates f(c - w) + v and decisions, reading only old
+    values: everything below the block, and the block itself, which nobody has written yet; after a barrier each
+    writes max(f, candidate) over its own chunk. The next block reads only below this one, so no second barrier is
+    needed; the item's end waits for every thread, so the next item reads finished values. numpy's ufuncs release
+    the GIL, so the chunks run on separate cores.
+    """
+
+    def __init__(self, p: NumpyPass, row: np.ndarray, chunk: int, n: int, decide, record: bool):
+        from concurrent.futures import ThreadPoolExecutor
+        from threading import Barrier
+
+        self.row, self.chunk, self.n, self.decide = row, chunk, n, decide
+        self.cands = [p.ws.get("cand" if t == 0 else f"cand{t}", chunk, p.dtype).numpy() for t in range(n)]
+        self.masks = [p.ws.get("mask" if t == 0 else f"mask{t}", chunk + 16, torch.bool).numpy() for t in range(n)]
+        self.masks = self.masks if record else [None] * n
+        self.barrier = Barrier(n)
+        self.pool = ThreadPoolExecutor(n - 1, thread_name_prefix="knapsack-pass")
+
+    def item(self, w: int, v, start: int, stop: int, rec) -> None:
+        futures = [self.pool.submit(self._work, t, w, v, start, stop, rec) for t in range(1, self.n)]
+        try:
+            self._work(0, w, v, start, stop, rec)
+        finally:
+            for f in futures:
+                f.result()  # re-raises a worker's error (the barrier was aborted, so nobody waits forever)
+
+    def _work(self, t: int, w: int, v, start: int, stop: int, rec) -> None:
+        row, n, chunk = self.row, self.n, self.chunk
+        cand_all, mask = self.cands[t], self.masks[t]
+        try:
+            b_block = stop
+            while b_block > start:
+                a_block = max(start, (b_block - n * (chunk - 8) + 7) & ~7)  # pieces of at most `chunk`
+                span = b_block - a_block
+                a = a_block if t == 0 else max(a_block, (a_block + span * t // n + 7) & ~7)
+                b = b_block if t == n - 1 else max(a_block, (a_block + span * (t + 1) // n + 7) & ~7)
+                b = min(b, b_block)
+                if b > a:
+                    cand = cand_all[: b - a]
+                    np.add(row[a - w : b - w], v, out=cand)
+                    if rec is not None:
+                        rec.record(self.decide, cand, row[a:b], a, b, mask)
+                self.barrier.wait()
+                if b > a:
+                    np.maximum(row[a:b], cand, out=row[a:b])
+                b_block = a_block
+        except BaseException:
+            self.barrier.abort()
+            raise
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
