@@ -62,6 +62,7 @@ def _solve(weights, values, capacity, args):
             memory_limit=args.memory_limit,
             dtype=getattr(torch, args.dtype) if args.dtype else None,
             progress=bar,
+            threads=args.threads,
         )
     finally:
         if bar is not None:
@@ -219,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--memory-limit", type=parse_bytes, default=None, help="working memory, e.g. 8GB, 512MiB")
         p.add_argument("--dtype", choices=["int32", "int64", "float32", "float64"], default=None)
         p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        p.add_argument("--threads", type=_at_least(1), default=None, help="CPU threads of a dense pass (default: all)")
 
     p = sub.add_parser(
         "solve", help="solve an instance file", epilog=JSON_SCHEMA, formatter_class=argparse.RawDescriptionHelpFormatter
