@@ -11,7 +11,8 @@ table and writes benchmarks/results/gpu_check.json (device, versions, commit, ev
 Sections: every kernel path (sweep, single item, tiles, all three in one pass) against the numpy pass on the CPU, bit
 for bit, in every dtype and mode; solve() on the device against the CPU; the states engine on CUDA tensors; offsets
 past 2**31; copy bandwidth and each kernel's cell rate against it; end-to-end solves (the seeds' n = 2000 at C = 1e4
-and W ~ 3.8e8, kplib n = 10,000, Jooken's hardest c = 1e8) with their launch counts; one torch.compile partitioner
+and W ~ 3.8e8, kplib n = 10,000, Jooken's hardest c = 1e8, and a Jooken c = 1e10 instance where the dry run's
+estimate fits the budget left) with their launch counts; one torch.compile partitioner
 solve with device="auto". Targets (reported, not asserted): single-item kernel >= 70% of the copy bandwidth at C >=
 1e8; tiles >= 2x the single-item cell rate for light items; n = 2000, C = 1e4 end to end <= 2 ms; W ~ 3.8e8 <= 5 s.
 """
@@ -138,6 +139,26 @@ def check_kernels(rng) -> list[dict]:
                                     "ok": bool(same),
                                 }
                             )
+        for dtype in (torch.int16, torch.int32):  # reduced values: negative values, a ramp cut by a floor
+            for windows in (False, True):
+                for m, length in sizes[:2]:
+                    j = random_job(rng, m, length, dtype, False, windows=windows, ramp=True)
+                    with Paths(path):
+                        f1, b1 = run_pass("triton", j, DEV)
+                    f2, b2 = run_pass("numpy", j, "cpu")
+                    same = torch.equal(f1.cpu(), f2) and np.array_equal(b1, b2)
+                    rows.append(
+                        {
+                            "check": "kernel==numpy",
+                            "path": path,
+                            "dtype": str(dtype),
+                            "reduced": True,
+                            "windows": windows,
+                            "m": m,
+                            "length": length,
+                            "ok": bool(same),
+                        }
+                    )
     return rows
 
 
@@ -316,6 +337,8 @@ def e2e_cases() -> list[tuple[str, object]]:
         ("seeds n=2000, W~3.8e8", generated(2000, 380_000_000)),
         ("kplib n=10000 " + _kplib_file(10_000).split("_")[0], file("kplib/" + _kplib_file(10_000))),
         ("Jooken c=1e8 hardest", file("jooken/n_1000_c_100000000_g_10_f_0.1_eps_0.01_s_100.in")),
+        # issue 18: planned for one H200 (int32 reduced values, 80 GB Hirschberg, about 22 s by the dry run)
+        ("Jooken c=1e10 g=14", file("jooken/n_800_c_10000000000_g_14_f_0.3_eps_1e-05_s_100.in")),
     ]
 
 
@@ -334,6 +357,11 @@ def end_to_end(rng) -> list[dict]:
         except FileNotFoundError as exc:
             rows.append({"case": name, "skipped": f"instance not found: {exc}"})
             continue
+        if cap >= 10**9:  # the largest solves: only where the dry run's estimate leaves room in the budget
+            plan = knapsack_gpu.plan_for(w, v, cap, device=DEV)
+            if not plan.fits or 3 * plan.seconds > left():
+                rows.append({"case": name, "skipped": f"the dry run: {plan.as_dict()} against {left():.0f} s left"})
+                continue
         knapsack_gpu.solve(w[:50], v[:50], min(cap, 10**5), device=DEV)  # CUDA context and compiles, cheap
         reps = 5 if cap <= 10**7 and len(w) <= 10_000 else 1
         times = []

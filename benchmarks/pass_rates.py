@@ -3,7 +3,7 @@
     python benchmarks/pass_rates.py            # table + benchmarks/results/pass_rates.json (a few minutes)
     python benchmarks/pass_rates.py --quick    # C = 1e7
 
-One forward pass each (the first pass of a plan, no bit table unless stated), medians of --repeats, numpy's own
+One forward pass each (the first items of a plan, with and without its bit table), medians of --repeats, numpy's own
 threads pinned to one (the pass's threads are its own). Cells/s counts the cells the pass updates, so a pruned pass
 and a full one are compared per cell: the planner's cost model charges them the same.
 """
@@ -70,10 +70,12 @@ def main() -> int:
     torch.set_num_threads(1)
     cap = 10**7 if args.quick else 10**8
     rows = []
-    job = synthetic(cap, 8)
+    job = synthetic(cap, 40)
     for threads in (1, 2):
         s, cells = timed_pass(job, threads, False, args.repeats)
-        rows.append({"case": f"synthetic C={cap:.0e}, 8 items, full", "threads": threads, "seconds": s, "cells": cells})
+        rows.append(
+            {"case": f"synthetic C={cap:.0e}, 40 items, full", "threads": threads, "seconds": s, "cells": cells}
+        )
     try:
         w, v, c = load({"file": str(instances() / JOOKEN)})
         red = reduce(make_instance(w, v, c))
@@ -86,15 +88,15 @@ def main() -> int:
                 j.length,
                 False,
                 j.dtype,
-                target=j.target,
                 window=None if j.window is None else (j.window[0][items], j.window[1][items]),
                 ramp=j.ramp,
             )
-            for threads in (1, 2):
-                s, cells = timed_pass(sub, threads, False, args.repeats)
+            for threads, record in ((1, False), (2, False), (1, True), (2, True)):
+                s, cells = timed_pass(sub, threads, record, args.repeats)
                 rows.append(
                     {
-                        "case": f"Jooken c=1e8 hardest, {name} plan, first {sub.m} items",
+                        "case": f"Jooken c=1e8 hardest, {name} plan, first {sub.m} items"
+                        + (", bits" if record else ""),
                         "dtype": str(j.dtype),
                         "threads": threads,
                         "seconds": s,
