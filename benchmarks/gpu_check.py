@@ -108,9 +108,19 @@ class Paths:
             setattr(mod, attr, value)
 
 
+def compare(path: str, job: Job, **about) -> dict:
+    """One job on one kernel path against the numpy pass on the CPU: profile and decision bits, bit for bit."""
+    with Paths(path):
+        f1, b1 = run_pass("triton", job, DEV)
+    f2, b2 = run_pass("numpy", job, "cpu")
+    same = torch.equal(f1.cpu(), f2) and np.array_equal(b1, b2)
+    return {"check": "kernel==numpy", "path": path, "m": job.m, "length": job.length, **about, "ok": bool(same)}
+
+
 def check_kernels(rng) -> list[dict]:
     """Every kernel path against the numpy pass on the CPU, profiles and decision bits, bit for bit: all dtypes, both
-    modes, with and without windows, light and heavy weights."""
+    modes, with and without windows, light and heavy weights, and reduced-value jobs (negative values, a ramp cut by
+    a floor) in int16 and int32."""
     rows = []
     sizes = [(9, 65), (40, 1500)] if ARGS.smoke else [(9, 65), (200, 20_000), (64, 3_000_001), (300, 16_000)]
     for path in Paths.SETTINGS:
@@ -122,43 +132,12 @@ def check_kernels(rng) -> list[dict]:
                             continue  # a whole 3e6-cell row per item on one SM: seconds, and no new path
                         for max_w in (length // 3, K.tile.HALO_MAX // 4):
                             j = random_job(rng, m, length, dtype, cover, max(1, max_w), windows=windows)
-                            with Paths(path):
-                                f1, b1 = run_pass("triton", j, DEV)
-                            f2, b2 = run_pass("numpy", j, "cpu")
-                            same = torch.equal(f1.cpu(), f2) and np.array_equal(b1, b2)
-                            rows.append(
-                                {
-                                    "check": "kernel==numpy",
-                                    "path": path,
-                                    "dtype": str(dtype),
-                                    "cover": cover,
-                                    "windows": windows,
-                                    "m": m,
-                                    "length": length,
-                                    "max_w": max_w,
-                                    "ok": bool(same),
-                                }
-                            )
-        for dtype in (torch.int16, torch.int32):  # reduced values: negative values, a ramp cut by a floor
+                            rows.append(compare(path, j, dtype=str(dtype), cover=cover, windows=windows, max_w=max_w))
+        for dtype in (torch.int16, torch.int32):
             for windows in (False, True):
                 for m, length in sizes[:2]:
                     j = random_job(rng, m, length, dtype, False, windows=windows, ramp=True)
-                    with Paths(path):
-                        f1, b1 = run_pass("triton", j, DEV)
-                    f2, b2 = run_pass("numpy", j, "cpu")
-                    same = torch.equal(f1.cpu(), f2) and np.array_equal(b1, b2)
-                    rows.append(
-                        {
-                            "check": "kernel==numpy",
-                            "path": path,
-                            "dtype": str(dtype),
-                            "reduced": True,
-                            "windows": windows,
-                            "m": m,
-                            "length": length,
-                            "ok": bool(same),
-                        }
-                    )
+                    rows.append(compare(path, j, dtype=str(dtype), reduced=True, windows=windows))
     return rows
 
 

@@ -214,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-V", "--version", action="version", version=f"knapsack-gpu {__version__}")
     sub = parser.add_subparsers(dest="command")
 
+    def instance_command(name: str, help: str):
+        """A subcommand that reads an instance file."""
+        p = sub.add_parser(name, help=help, epilog=JSON_SCHEMA, formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("file", help="the instance file, or - for standard input")
+        p.add_argument("--format", choices=FORMATS, default="auto")
+        return p
+
     def solver_options(p):
         p.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
         p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
@@ -222,11 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
         p.add_argument("--threads", type=_at_least(1), default=None, help="CPU threads of a dense pass (default: all)")
 
-    p = sub.add_parser(
-        "solve", help="solve an instance file", epilog=JSON_SCHEMA, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("file", help="the instance file, or - for standard input")
-    p.add_argument("--format", choices=FORMATS, default="auto")
+    p = instance_command("solve", "solve an instance file")
     p.add_argument("--json", action="store_true", help="print value, selected, weight and stats as JSON")
     p.add_argument(
         "--expect",
@@ -236,27 +239,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     solver_options(p)
 
-    p = sub.add_parser(
-        "profile",
-        help="best value for every capacity",
-        epilog=JSON_SCHEMA,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("file", help="the instance file, or - for standard input")
-    p.add_argument("--format", choices=FORMATS, default="auto")
+    p = instance_command("profile", "best value for every capacity")
     p.add_argument("--plot", help="write a PNG/SVG plot here")
     p.add_argument("--csv", help="write capacity,value rows here")
     p.add_argument("--device", default="auto")
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
 
-    p = sub.add_parser(
-        "plan",
-        help="the dense plan a device would run (bytes, time), without solving",
-        epilog=JSON_SCHEMA,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("file", help="the instance file, or - for standard input")
-    p.add_argument("--format", choices=FORMATS, default="auto")
+    p = instance_command("plan", "the dense plan a device would run (bytes, time), without solving")
     p.add_argument("--device", default="cuda", help="the device to plan for (need not be present): cuda, cpu")
     p.add_argument("--device-memory", type=parse_bytes, default=None, help="its memory, e.g. 141GB (default: free now)")
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
