@@ -175,3 +175,30 @@ def test_stats_name_the_reduced_dtype(always):
     assert sol.stats["dtype"] == "int16"
     assert sol.stats["reduced_values"]["P"] == 1 and sol.stats["reduced_values"]["Q"] == 1
     assert knapsack_gpu.solve(w, v, cap, device="cpu", strategy="dense", dtype=torch.int64).stats["dtype"] == "int64"
+
+
+def test_reduced_hirschberg_fits_where_plain_values_do_not(always):
+    """The minimum a reduced-value plan needs is counted in its own dtype, its split's int64 chunks included (and
+    reported in peak_bytes): a limit between the int16 and the int32 minimum runs Hirschberg in int16."""
+    from knapsack_gpu.backends import make_pass
+    from knapsack_gpu.memory import Meter, Workspace
+    from knapsack_gpu.plan import min_bytes
+
+    rng = np.random.default_rng(5)
+    w = rng.integers(100, 3000, 40)
+    v = w + rng.integers(-30, 31, 40)
+    cap = int(w.sum()) // 2
+    dev = torch.device("cpu")
+
+    def least(dtype, reduced):
+        p = make_pass("numpy", dev, dtype, Workspace(Meter(2**40, dev)), reduced=reduced)
+        return min_bytes(p, 40, cap + 1)
+
+    assert least(torch.int16, True) < least(torch.int32, False)
+    from knapsack_gpu.solver import HOST_BYTES_PER_ITEM
+
+    limit = HOST_BYTES_PER_ITEM * 40 + (least(torch.int16, True) + least(torch.int32, False)) // 2
+    sol = knapsack_gpu.solve(w, v, cap, device="cpu", backend="numpy", strategy="dense", memory_limit=limit)
+    assert sol.stats["strategy"] == "dense-hirschberg" and sol.stats["dtype"] == "int16"
+    assert sol.stats["peak_bytes"] <= limit
+    assert sol.value == reference_dp(w.tolist(), v.tolist(), cap)[0]

@@ -42,7 +42,12 @@ from ...progress import Reporter
 # so a whole million-item schedule as lists would be hundreds of MB; chunks keep it to a few hundred KB.
 LIST_CHUNK = 4096
 RAMP_CHUNK = 1 << 20  # a reduced profile's initial ramp is written this many cells at a time (an int64 temporary)
-SPLIT_CHUNK = 1 << 20  # a split of narrow-integer rows sums this many cells at a time in int64
+
+
+def split_chunk(length: int) -> int:
+    """Cells a reduced-value split sums at a time in int64: at most 64 chunks a split, and an int64 temporary of at
+    most an eighth of a byte a cell (4096 cells at least), so the split never needs more than the rows it reads."""
+    return max(1, min(length, max(4096, length >> 6)))
 
 
 def round8(n: int) -> int:
@@ -249,7 +254,7 @@ class ForwardPass(ABC):
     def split_bytes(self, length: int) -> int:
         """Temporary bytes :meth:`split` needs beyond its inputs."""
         if self.wide_split:
-            return 4 * 8 * min(length, SPLIT_CHUNK)  # int64 chunks of both halves, the flip and the sum
+            return 4 * 8 * split_chunk(length)  # int64 chunks of both halves, the flip and the sum
         return length * self.itemsize
 
     def record_extra_bytes(self, length: int) -> int:

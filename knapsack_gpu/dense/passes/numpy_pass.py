@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import SPLIT_CHUNK, BitLayout, ForwardPass, Job, round8, split_range
+from .base import BitLayout, ForwardPass, Job, round8, split_chunk, split_range
 
 CHUNK_BYTES = 1 << 20
 STAGE_BYTES = 1 << 20
@@ -216,17 +216,19 @@ class NumpyPass(ForwardPass):
             return c_lo + i, a[i].item()
         # Reduced values: two halves' sum can pass the row dtype; add in int64, a chunk at a time.
         best, at = None, c_lo
-        for s0 in range(c_lo, c_hi + 1, SPLIT_CHUNK):
-            s1 = min(c_hi + 1, s0 + SPLIT_CHUNK)
-            t = a[s0:s1].astype(np.int64)
-            t += b[cap - s1 + 1 : cap - s0 + 1][::-1]
-            i = int(np.argmax(t))
+        step = split_chunk(c_hi + 1 - c_lo)
+        for s0 in range(c_lo, c_hi + 1, step):
+            s1 = min(c_hi + 1, s0 + step)
+            with self.meter.temporary(8 * (s1 - s0)):
+                t = a[s0:s1].astype(np.int64)
+                t += b[cap - s1 + 1 : cap - s0 + 1][::-1]
+                i = int(np.argmax(t))
             if best is None or t[i] > best:  # strict: the first maximum, as one argmax over the range
                 best, at = int(t[i]), s0 + i
         return at, best
 
     def split_bytes(self, length: int) -> int:
-        return 8 * min(length, SPLIT_CHUNK) if self.wide_split else 0
+        return 8 * split_chunk(length) if self.wide_split else 0
 
 
 class _Threads:

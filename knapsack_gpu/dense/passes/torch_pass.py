@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import SPLIT_CHUNK, BitLayout, ForwardPass, Job, round8, split_range
+from .base import BitLayout, ForwardPass, Job, round8, split_chunk, split_range
 
 # 16M cells a chunk: a few launches an item at C = 1e10, and a candidate buffer of 64 MB (int32) beside the row.
 CHUNK = 1 << 24
@@ -116,8 +116,9 @@ def torch_split(meter, fa: torch.Tensor, fb: torch.Tensor, cap: int, wide: bool)
     if wide:
         # Reduced values: two halves' sum can pass the row dtype; add in int64, a chunk at a time.
         best, at = None, c_lo
-        for s0 in range(c_lo, c_hi + 1, SPLIT_CHUNK):
-            s1 = min(c_hi + 1, s0 + SPLIT_CHUNK)
+        step = split_chunk(c_hi + 1 - c_lo)
+        for s0 in range(c_lo, c_hi + 1, step):
+            s1 = min(c_hi + 1, s0 + step)
             with meter.temporary(4 * 8 * (s1 - s0)):  # the flip, both int64 copies and their sum
                 t = fa[s0:s1].to(torch.int64) + fb[cap - s1 + 1 : cap - s0 + 1].flip(0).to(torch.int64)
                 value, i = torch.max(t, dim=0)
