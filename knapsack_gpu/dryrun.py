@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from .backends import have_triton, make_pass
+from .backends import make_pass, resolve_backend
 from .dense.passes.base import BitLayout
 from .memory import CPU_SHARE, CUDA_SHARE, Meter, Workspace, available_bytes, format_bytes
-from .plan import choose, min_bytes, single_pass_bytes
+from .plan import choose, fallbacks, fitting_backend, single_pass_bytes
 from .problem import make_instance
 from .reduce import reduce
 
@@ -104,15 +104,10 @@ def plan_for(
     if choice is None or choice.strategy == "closed":
         return PlanReport("closed", None, str(dev), None, None, None, 0, 0, 0, 0, 0, limit, 0.0, 0.0)
     job = choice.dense.job
-    names = [backend] if backend != "auto" else (["numpy"] if dev.type == "cpu" else ["triton", "torch"])
-    names = [n for n in names if n != "triton" or have_triton()]
-    rows = []
-    for name in names:
-        p = make_pass(name, dev, job.dtype, Workspace(Meter(2**62, dev)), reduced=job.ramp is not None)
-        top = BitLayout.of(job.schedule, job.length).nbytes
-        rows.append((name, single_pass_bytes(p, job.m, job.length, top), min_bytes(p, job.m, job.length)))
-    fitting = [r for r in rows if r[2] <= limit]
-    name, bits, least = fitting[0] if fitting else rows[0]
+    resolved = resolve_backend(backend, dev, red.dtype)  # as a solve resolves it (the plain dtype's backend)
+    name, least = fitting_backend(job, dev, fallbacks(backend, resolved), limit)
+    p = make_pass(name, dev, job.dtype, Workspace(Meter(2**62, dev)), reduced=job.ramp is not None)
+    bits = single_pass_bytes(p, job.m, job.length, BitLayout.of(job.schedule, job.length).nbytes)
     recovery = "bits" if bits <= limit else ("hirschberg" if least <= limit else None)
     itemsize = torch.empty((), dtype=job.dtype).element_size()
     rate = cell_rate or BANDWIDTH["cuda" if dev.type == "cuda" else "cpu"] / (BYTES_PER_CELL[name] * itemsize)

@@ -67,6 +67,28 @@ def min_bytes(p: ForwardPass, m: int, length: int) -> int:
     return p.workspace_bytes(length, False) + p.items_bytes(m) + length * p.itemsize + p.split_bytes(length)
 
 
+def fallbacks(backend: str, name: str) -> list[str]:
+    """The backends a dense plan may run on, in order: the resolved one, then, where "auto" resolved to the kernels,
+    the torch pass, which holds one row and a chunk where the kernels ping-pong two rows (at C = 1e10 in int32,
+    80 GB against 120 GB with the kept half-profile: the difference on one H200)."""
+    return [name, "torch"] if backend == "auto" and name == "triton" else [name]
+
+
+def fitting_backend(job: Job, dev, names: list[str], room: int) -> tuple[str, int]:
+    """The first of ``names`` whose least dense working set for ``job`` fits ``room`` (else the first), and that
+    working set in bytes."""
+    from .backends import make_pass
+    from .memory import Meter, Workspace
+
+    needs = []
+    for name in names:
+        p = make_pass(name, dev, job.dtype, Workspace(Meter(2**62, dev)), reduced=job.ramp is not None)
+        needs.append((name, min_bytes(p, job.m, job.length)))
+        if needs[-1][1] <= room:
+            return needs[-1]
+    return needs[0]
+
+
 def single_pass_bytes(p: ForwardPass, m: int, length: int, table_bytes: int) -> int:
     """Working memory of the single-pass plan: the pass's buffers, decision staging and the bit table."""
     return p.workspace_bytes(length, True) + p.items_bytes(m) + table_bytes

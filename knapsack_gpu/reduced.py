@@ -109,7 +109,7 @@ def choose(
     for P, Q in candidates(weights, values, capacity):
         if Q * top_v + P * top_w >= 2**62:
             continue  # r could wrap in int64
-        r = Q * values.astype(np.int64) - P * weights.astype(np.int64)
+        r = _item_values(weights, values, P, Q)
         pos = exact_sum(r[r > 0])
         floor = Q * int(lower) - P * capacity - pos - 1
         low = floor + min(0, int(r.min()))  # the lowest candidate an update forms
@@ -124,9 +124,13 @@ def choose(
     return None if best is None else best[:2]
 
 
+def _item_values(weights: np.ndarray, values: np.ndarray, P: int, Q: int) -> np.ndarray:
+    """r_i = Q*v_i - P*w_i in int64 (the caller checked that Q*v + P*w stays below 2**62)."""
+    return Q * values.astype(np.int64) - P * weights.astype(np.int64)
+
+
 def reduced_values(weights: np.ndarray, values: np.ndarray, scale: Scale, dtype: torch.dtype) -> np.ndarray:
     """r_i = Q*v_i - P*w_i in ``dtype`` (exact: :func:`choose` checked the range and that int64 does not wrap)."""
     from .dtypes import numpy_dtype
 
-    r = scale.Q * values.astype(np.int64) - scale.P * weights.astype(np.int64)
-    return r.astype(numpy_dtype(dtype))
+    return _item_values(weights, values, scale.P, scale.Q).astype(numpy_dtype(dtype))

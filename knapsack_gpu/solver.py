@@ -237,13 +237,10 @@ def _solve(
     name = resolve_backend(backend, dev, red.dtype)
     selected = red.forced
     if red.n:
-        dense_need = _dense_need(red, dev, name, strategy, canonical)
-        if backend == "auto" and name == "triton" and dense_need > meter.limit - meter.current:
-            # The torch pass holds one row and a chunk where the kernels ping-pong two rows: at C = 1e10 in int32
-            # that is 80 GB against 120 GB with the kept half-profile, the difference on one H200.
-            torch_need = _dense_need(red, dev, "torch", strategy, canonical)
-            if torch_need <= meter.limit - meter.current:
-                name, dense_need = "torch", torch_need
+        job = _dense_job(red, strategy, canonical)
+        name, dense_need = plan_mod.fitting_backend(
+            job, dev, plan_mod.fallbacks(backend, name), meter.limit - meter.current
+        )
     _reduced_stats(stats, red, name)
     if red.n:
         if run is not None and not canonical and dense_need > meter.limit - meter.current and run.run(None):
@@ -294,12 +291,15 @@ def _states_meter(inst: Instance, dev, backend: str, meter: Meter, canonical: bo
     return Meter(room, dev) if room > 0 else None
 
 
+def _dense_job(red: Reduced, strategy: str, canonical: bool):
+    """The top-level job of the dense plan that would run (for its memory: the choice between plans comes later)."""
+    return (plan_mod.dense(red) if strategy == "dense" or red.bounds is None else plan_mod.pruned(red, canonical)).job
+
+
 def _dense_need(red: Reduced, dev, name: str, strategy: str, canonical: bool) -> int:
     """The least working memory the dense plan that would run needs (its pass's buffers, the kept half-profile and
     the split), beyond the per-item state."""
-    job = (plan_mod.dense(red) if strategy == "dense" or red.bounds is None else plan_mod.pruned(red, canonical)).job
-    p = make_pass(name, dev, job.dtype, Workspace(Meter(2**62, dev)), reduced=job.ramp is not None)
-    return plan_mod.min_bytes(p, job.m, job.length)
+    return plan_mod.fitting_backend(_dense_job(red, strategy, canonical), dev, [name], 0)[1]
 
 
 def _too_small(

@@ -273,8 +273,9 @@ class ForwardPass(ABC):
         if job.ramp is not None:
             P, h0, floor = job.ramp
             row.fill_(floor)
-            for a in range(0, ramp_cells(job), RAMP_CHUNK):
-                b = min(ramp_cells(job), a + RAMP_CHUNK)
+            cells = ramp_cells(job)
+            for a in range(0, cells, RAMP_CHUNK):
+                b = min(cells, a + RAMP_CHUNK)
                 row[a:b].copy_(torch.arange(a, b, device=row.device).mul_(-P).add_(h0).clamp_(min=floor))
             return
         if job.cover:
@@ -298,6 +299,26 @@ def ramp_cells(job: Job) -> int:
     """The cells of a reduced-value job's empty profile above its floor: max(h0 - P*c, F) > F for c below this."""
     P, h0, floor = job.ramp
     return min(job.length, (h0 - floor) // P + 1)
+
+
+def wide_split(c_lo: int, c_hi: int, chunk_best, meter: Meter, bytes_per_cell: int) -> tuple[int, int, int]:
+    """The first c in [c_lo, c_hi] maximising a split's sum, formed in int64 a chunk at a time (reduced values: two
+    halves' sum can pass the row dtype). ``chunk_best(s0, s1)`` -> (best sum, its offset) over [s0, s1), using
+    ``bytes_per_cell`` of temporaries, which the meter counts.
+
+    Returns:
+        (c, the sum there, how many chunks ran).
+    """
+    best, at = None, c_lo
+    step = split_chunk(c_hi + 1 - c_lo)
+    chunks = range(c_lo, c_hi + 1, step)
+    for s0 in chunks:
+        s1 = min(c_hi + 1, s0 + step)
+        with meter.temporary(bytes_per_cell * (s1 - s0)):
+            value, i = chunk_best(s0, s1)
+        if best is None or value > best:  # strict: the first maximum, as one argmax over the range
+            best, at = value, s0 + i
+    return at, best, len(chunks)
 
 
 def split_range(la: int, lb: int, cap: int) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import BitLayout, ForwardPass, Job, round8, split_chunk, split_range
+from .base import BitLayout, ForwardPass, Job, round8, split_chunk, split_range, wide_split
 
 CHUNK_BYTES = 1 << 20
 STAGE_BYTES = 1 << 20
@@ -100,10 +100,13 @@ class _Chunked(_Recorder):
 
 
 class NumpyPass(ForwardPass):
-    record_buffers = ("stage", "mask", *(f"mask{t}" for t in range(1, 64)))
     threads = 1
     """Threads an item's update is split over (set by the solver): each takes its own chunk of a block of the
-    descending sweep (see :meth:`_threaded`)."""
+    descending sweep (see :class:`_Threads`)."""
+
+    @property
+    def record_buffers(self) -> tuple[str, ...]:
+        return ("stage", "mask", *(f"mask{t}" for t in range(1, self.threads)))
 
     def _chunk(self, length: int) -> int:
         return max(1, min(length, CHUNK_BYTES // self.itemsize))
@@ -214,18 +217,14 @@ class NumpyPass(ForwardPass):
             np.add(a, b[cap - c_hi : cap - c_lo + 1][::-1], out=a)  # reversed view: no temporary
             i = int(np.argmax(a))
             return c_lo + i, a[i].item()
-        # Reduced values: two halves' sum can pass the row dtype; add in int64, a chunk at a time.
-        best, at = None, c_lo
-        step = split_chunk(c_hi + 1 - c_lo)
-        for s0 in range(c_lo, c_hi + 1, step):
-            s1 = min(c_hi + 1, s0 + step)
-            with self.meter.temporary(8 * (s1 - s0)):
-                t = a[s0:s1].astype(np.int64)
-                t += b[cap - s1 + 1 : cap - s0 + 1][::-1]
-                i = int(np.argmax(t))
-            if best is None or t[i] > best:  # strict: the first maximum, as one argmax over the range
-                best, at = int(t[i]), s0 + i
-        return at, best
+
+        def chunk_best(s0: int, s1: int) -> tuple[int, int]:
+            t = a[s0:s1].astype(np.int64)
+            t += b[cap - s1 + 1 : cap - s0 + 1][::-1]
+            i = int(np.argmax(t))
+            return int(t[i]), i
+
+        return wide_split(c_lo, c_hi, chunk_best, self.meter, 8)[:2]
 
     def split_bytes(self, length: int) -> int:
         return 8 * split_chunk(length) if self.wide_split else 0

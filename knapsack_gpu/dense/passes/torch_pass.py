@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import BitLayout, ForwardPass, Job, round8, split_chunk, split_range
+from .base import BitLayout, ForwardPass, Job, round8, split_range, wide_split
 
 # 16M cells a chunk: a few launches an item at C = 1e10, and a candidate buffer of 64 MB (int32) beside the row.
 CHUNK = 1 << 24
@@ -103,31 +103,30 @@ class TorchPass(ForwardPass):
         return row
 
     def split(self, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
-        self.launches += SPLIT_OPS
-        return torch_split(self.meter, fa, fb, cap, self.wide_split)
+        c, best, ops = torch_split(self.meter, fa, fb, cap, self.wide_split)
+        self.launches += ops
+        return c, best
 
 
-SPLIT_OPS = 3  # flip, add, max (then one copy of the index and value back)
+def torch_split(meter, fa: torch.Tensor, fb: torch.Tensor, cap: int, wide: bool) -> tuple[int, float | int, int]:
+    """Split on the device; only the index and the value cross back. ``wide``: sum in int64 (reduced values).
 
-
-def torch_split(meter, fa: torch.Tensor, fb: torch.Tensor, cap: int, wide: bool) -> tuple[int, float | int]:
-    """Split on the device; only the index and the value cross back. ``wide``: sum in int64 (reduced values)."""
+    Returns:
+        (c, the sum there, the torch ops it issued).
+    """
     c_lo, c_hi = split_range(fa.shape[0], fb.shape[0], cap)
     if wide:
-        # Reduced values: two halves' sum can pass the row dtype; add in int64, a chunk at a time.
-        best, at = None, c_lo
-        step = split_chunk(c_hi + 1 - c_lo)
-        for s0 in range(c_lo, c_hi + 1, step):
-            s1 = min(c_hi + 1, s0 + step)
-            with meter.temporary(4 * 8 * (s1 - s0)):  # the flip, both int64 copies and their sum
-                t = fa[s0:s1].to(torch.int64) + fb[cap - s1 + 1 : cap - s0 + 1].flip(0).to(torch.int64)
-                value, i = torch.max(t, dim=0)
-            value, i = int(value.item()), int(i.item())
-            if best is None or value > best:  # strict: the first maximum, as one max over the range
-                best, at = value, s0 + i
-        return at, best
+
+        def chunk_best(s0: int, s1: int) -> tuple[int, int]:
+            t = fa[s0:s1].to(torch.int64) + fb[cap - s1 + 1 : cap - s0 + 1].flip(0).to(torch.int64)
+            value, i = torch.max(t, dim=0)
+            return int(value.item()), int(i.item())
+
+        # 32 B a cell: the flip, both int64 copies and their sum; 5 ops a chunk
+        c, best, chunks = wide_split(c_lo, c_hi, chunk_best, meter, 4 * 8)
+        return c, best, 5 * chunks
     a = fa[c_lo : c_hi + 1]
     with meter.temporary(a.numel() * a.element_size()):  # torch.flip has no out=
         a.add_(fb[cap - c_hi : cap - c_lo + 1].flip(0))
     best, i = torch.max(a, dim=0)
-    return c_lo + int(i.item()), best.item()
+    return c_lo + int(i.item()), best.item(), 3  # flip, add, max (then the index and value cross back)

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .base import BitLayout, ForwardPass, Job
-from .torch_pass import SPLIT_OPS, torch_split
+from .torch_pass import torch_split
 
 
 @lru_cache(maxsize=1)
@@ -126,8 +126,9 @@ class TritonPass(ForwardPass):
         return rows[cur]
 
     def split(self, fa: torch.Tensor, fb: torch.Tensor, cap: int) -> tuple[int, float | int]:
-        self.launches += SPLIT_OPS
-        return torch_split(self.meter, fa, fb, cap, self.wide_split)
+        c, best, ops = torch_split(self.meter, fa, fb, cap, self.wide_split)
+        self.launches += ops
+        return c, best
 
 
 @dataclass
@@ -162,8 +163,8 @@ def launch_plan(job: Job, record: bool, max_cells: int, plan_groups) -> LaunchPl
     start = np.minimum(need_lo, np.concatenate([[L], need_lo[:-1]]))  # each item as its own launch
     end = np.maximum(need_hi, np.concatenate([[-1], need_hi[:-1]])) + 1
     empty = end <= start  # nothing to do: such an item joins the run before it, whichever kernel that is
-    last = np.maximum.accumulate(np.where(empty, -1, np.arange(m))) if m else np.zeros(0, np.int64)
-    narrow = np.where(last >= 0, end[last] - start[last] <= max_cells, False)
+    busy = np.maximum.accumulate(np.where(empty, -1, np.arange(m))) if m else np.zeros(0, np.int64)
+    narrow = np.where(busy >= 0, end[busy] - start[busy] <= max_cells, False)
     launches, tiles = [], False
     prev_lo, prev_hi = L, -1
     cuts = [0, *(np.flatnonzero(narrow[1:] != narrow[:-1]) + 1).tolist(), m] if m else [0]
