@@ -22,7 +22,7 @@ from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit, format_b
 from .problem import Instance, make_instance
 from .progress import Progress, Reporter, check_progress
 from .reduce import Reduced, reduce
-from .states import Search, StatesOverflow, StatesStats, make_ops
+from .states import Search, StatesOverflow, StatesStats, placement
 
 # Host bytes per input item the solve may hold beyond its inputs: validated copies (16), reduction masks and index
 # arrays (~40), bounds (order, reduced costs, prefix sums: ~48), a dense job's schedule (lo, hi, top, before: 32)
@@ -52,7 +52,9 @@ class Solution:
             per-item host state included on the CPU), ``memory_limit``, ``plan_reason``, ``seconds``. Where the states
             engine ran, also ``core`` (items and bundles that entered its core), ``state_updates``, ``bundled`` (items
             that entered in bundles of identical items), ``extras`` (of "gcd", "divisibility", "surrogate", "pairing":
-            those that changed something) and ``resolves`` (narrower cores solved again to recover the selection).
+            those that changed something), ``resolves`` (narrower cores solved again to recover the selection) and
+            ``binding`` (how its kernels ran: "compiled" by numba, "python" with numpy list operations, or "device"
+            with torch list operations on CUDA).
     """
 
     value: int | float
@@ -382,11 +384,13 @@ class _StatesRun:
         self.out = stats
         self.backend = backend
         self.progress = progress
+        device, device_states = placement(dev, backend)
         self.search = Search(
             self.values,
             w[self.items],
             cap,
-            ops=make_ops(dev, backend),
+            device=device,
+            device_states=device_states,
             meter=meter,
             stats=self.stats,
             progress=progress,
@@ -419,6 +423,7 @@ class _StatesRun:
             bundled=st.bundled,
             extras=list(st.extras),
             resolves=st.resolves,
+            binding=st.binding,
             items=int(self.items.size),
         )
         if done and self.search.engine is not None:

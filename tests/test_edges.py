@@ -215,6 +215,8 @@ def test_memory_limit_counts_per_item_state():
     w, v = rng.integers(1, 1000, n), rng.integers(1, 1000, n)
     with pytest.raises(MemoryError, match="per-item state of 100000 items needs memory_limit >= 25600000 bytes"):
         knapsack_gpu.solve(w, v, 1000, device="cpu", memory_limit=200_000)
+    # the first solve of a process loads the compiled states engine (numba's objects, tens of MB, once): not state
+    knapsack_gpu.solve(w[:1000], v[:1000], 1000, device="cpu")
     for capacity, strategy in ((1000, "auto"), (int(w.sum()) // 3, "auto"), (int(w.sum()) // 3, "pruned")):
         tracemalloc.start()
         sol = knapsack_gpu.solve(w, v, capacity, device="cpu", strategy=strategy)

@@ -125,7 +125,7 @@ def test_states_ops_agree_between_numpy_and_torch(seed):
     import torch
 
     from knapsack_gpu.memory import Meter
-    from knapsack_gpu.states import NumpyOps, StatesStats, TorchOps, solve_items
+    from knapsack_gpu.states import StatesStats, solve_items
 
     rng = np.random.default_rng(seed)
     w = rng.integers(10**6, 10**9, 40)
@@ -133,9 +133,9 @@ def test_states_ops_agree_between_numpy_and_torch(seed):
     cap = int(w.sum()) // 3
     best = meet_in_the_middle(w.tolist(), v.tolist(), cap)
     updates = []
-    for ops in (NumpyOps(), TorchOps(torch.device("cpu"), min_states=0)):
+    for place in ({"binding": "python"}, {"device": torch.device("cpu"), "device_states": 0}):
         meter, st = Meter(1 << 30, torch.device("cpu")), StatesStats()
-        value, chosen = solve_items(v, w, cap, ops=ops, meter=meter, stats=st)
+        value, chosen = solve_items(v, w, cap, meter=meter, stats=st, **place)
         assert value == best == int(v[chosen].sum()) and int(w[chosen].sum()) <= cap
         updates.append(st.state_updates)
     assert updates[0] == updates[1] > 0  # the same search, op for op

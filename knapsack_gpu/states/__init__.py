@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import BYTES_PER_STATE, Engine, StatesOverflow, StatesStats
-from .lists import NumpyOps, TorchOps
+from .common import BYTES_PER_STATE, StatesOverflow, StatesStats
+from .engine import Engine
+from .exact import exact_total
 from .recover import selection, selection_or_none
-from .sides import exact_total
 
 __all__ = [
     "BYTES_PER_STATE",
-    "NumpyOps",
     "Search",
     "StatesOverflow",
     "StatesStats",
-    "TorchOps",
-    "make_ops",
+    "placement",
     "solve_items",
 ]
 
@@ -33,15 +31,14 @@ __all__ = [
 DEVICE_STATES = 65536
 
 
-def make_ops(device, backend: str = "auto"):
-    """The list ops for a device and backend: numpy on the CPU; on CUDA (or with backend "torch"/"triton") torch
-    ops, used once the list reaches DEVICE_STATES states on CUDA and always when torch was asked for on the CPU."""
-    import torch
-
-    device = torch.device(device)
-    if device.type == "cpu" and backend in ("auto", "numpy"):
-        return NumpyOps()
-    return TorchOps(device, min_states=DEVICE_STATES if device.type != "cpu" else 0)
+def placement(device, backend: str = "auto") -> tuple[object, int]:
+    """(device, states): where the list moves, and from how many states. (None, 0) on the CPU: the list stays on
+    the host; a CUDA device from DEVICE_STATES states; with backend "torch"/"triton" on the CPU, torch list ops on
+    CPU tensors from the first step (what tests of the device binding run without a GPU)."""
+    kind = getattr(device, "type", str(device).split(":")[0])
+    if kind == "cpu" and backend in ("auto", "numpy"):
+        return None, 0
+    return device, DEVICE_STATES if kind != "cpu" else 0
 
 
 class Search:
@@ -52,7 +49,7 @@ class Search:
             for free); c: the capacity (Python int; below 0 nothing fits).
         lower: only solutions worth more than this count (a value some other selection reaches).
         upper: a known upper bound on the optimum: the search stops once it is reached.
-        ops, meter, relax, stats, depth, progress: as for :class:`.engine.Engine`.
+        device, device_states, meter, relax, stats, depth, progress, binding: as for :class:`.engine.Engine`.
     """
 
     def __init__(
@@ -63,12 +60,14 @@ class Search:
         *,
         lower=None,
         upper=None,
-        ops=None,
+        device=None,
+        device_states: int = 0,
         meter=None,
         relax=True,
         stats=None,
         depth=0,
         progress=None,
+        binding: str | None = None,
     ):
         self.stats = stats if stats is not None else StatesStats()
         self.lower = lower
@@ -88,12 +87,14 @@ class Search:
             cap,
             lower=None if lower is None else lower - self.pf,
             upper=None if upper is None else upper - self.pf,
-            ops=ops,
+            device=device,
+            device_states=device_states,
             meter=meter,
             relax=relax,
             stats=self.stats,
             depth=depth,
             progress=progress,
+            binding=binding,
         )
 
     def run(self, budget: int | None = None) -> bool:

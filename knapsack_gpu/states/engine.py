@@ -1,112 +1,34 @@
 """The expanding core: a states DP grown outward from the break item (Pisinger's minknap, 1997; combo, by Martello,
-Pisinger and Toth, 1999), vectorised over the list of states.
+Pisinger and Toth, 1999).
 
 States are (value, weight) sums of modifications of the break solution, sorted by weight with strictly increasing
-value. The core [s, t] starts at the break item b and grows alternately: the next item right of it may be added
-(the list merges with its copy shifted by +p, +w), the next item left of it removed (shifted by -p, -w). After each
-step:
-- dominance drops every state that a lighter (or equally heavy) one beats;
-- every feasible state raises the incumbent z;
-- the weak per-state bound fathoms: a state of weight W <= c survives iff (P - z - 1) w_t + (c - W) p_t >= 0 (t the
-  next right item: nothing left to add is more efficient), one with W > c iff (P - z - 1) w_s + (c - W) p_s >= 0
-  (s the next left item: nothing left to remove is less efficient); exact integer cross products;
-- an item is tested against the break item's slope (Dembo-Hammer) before it enters, and dropped when flipping it
-  cannot beat z.
-The search ends when no state is left, when both sides are exhausted, or when z meets the upper bound.
+value. The core starts at the break item b and grows alternately: the next unit right of it may be added (the list
+merges with its copy shifted by +p, +w), the next unit left of it removed (shifted by -p, -w). After each step
+dominance drops every state a lighter one beats, every feasible state raises the incumbent z, and the weak per-state
+bound fathoms (exact integer cross products); a unit is tested against the break item's slope (Dembo-Hammer) before
+it enters, and fixed when flipping it cannot beat z. The search ends when no state is left, when both sides are
+exhausted, or when z meets the upper bound.
 
-While the list is short, several items enter at once: S states and k items make S * 2**k candidates in one sort,
-which costs what one item costs in numpy calls. Each state carries the decisions of the last 64 core items as bits;
-:mod:`.recover` rebuilds the selection from them (and solves a narrower core again when they do not reach back far
-enough). When the list grows, :mod:`.extras` and :mod:`.relax` tighten the search as combo does.
+:mod:`.kernels` holds that search, written once and run in a binding (:mod:`.modes`: compiled, python or device);
+this class sets it up, keeps its state, and between the kernels' events decides what the kernels do not: when combo's
+extras fire (:mod:`.extras`, :mod:`.relax`), when the list moves to the device, when the memory or the work budget
+ends the search. Each state carries the decisions of the last WINDOW core entries as bits; :mod:`.recover` rebuilds
+the selection from them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cache
-
 import numpy as np
 
+from .. import jit
 from ..memory import format_bytes
-from . import exact, extras, offsets
-from .lists import NumpyOps
-from .sides import Side, Units, find_break
+from . import common, exact, extras, modes, offsets
+from . import kernels as K
+from .common import BIG, Incumbent, StatesOverflow, StatesStats
+from .exact import exact_total
 
-# Batch while states * 2**items stays below BATCH_CELLS, up to MAX_BATCH items a step: a few numpy calls on a few
-# thousand entries (8 and 8192 measured 10% faster than 6 and 4096 on n = 1,000 solves, the same at n = 10,000).
-MAX_BATCH = 8
-BATCH_CELLS = 8192
-# When the extras fire (combo: M1 = 1000, M2 = 2000, M3 = 10000 states, once each): the gcd capacity reduction and
-# the surrogate relaxation once the list passes these sizes; the pairing heuristic first at PAIRING_STATES, then
-# again each time the list has grown PAIRING_GROWTH-fold (an O(n log S) search, cheap beside the steps it saves).
-GCD_STATES = 1000
-SURROGATE_STATES = 2000
-# Dominance fixing (RECORD) only where the list still grows after the surrogate: on the classes it fires on (similar
-# weights) the surrogate closes the search anyway, and the fixing's O(n log n) and Python heap cost 0.3-3 ms there.
-DOMINANCE_STATES = 20000
-PAIRING_STATES = 256
-PAIRING_GROWTH = 4
-# Bytes per candidate state at the peak of one step: value, weight and decision bits of the merged candidates and
-# of the kept list (48), the merge positions or sort order (16), the masks and the fathoming temporaries (24).
-BYTES_PER_STATE = 96
-# Float values: a state must beat the incumbent by this relative margin, against rounding in its float sums.
-FLOAT_TOL = 1e-12
-BIG = 2**62  # value or weight totals past this run in Python integers (object arrays)
-# Decision bits per state: the last WINDOW core items (one int64; tests lower it to exercise the re-solve).
-WINDOW = 64
-
-
-class StatesOverflow(Exception):
-    """The state list outgrew its memory or work budget.
-
-    Attributes:
-        states: the list size that did not fit; needed_bytes: what it needed.
-        lower, selection: the best value found and, where known, its items (a lower bound for the next plan)."""
-
-    def __init__(self, message: str, states: int, needed_bytes: int, lower=None, selection=None):
-        super().__init__(message)
-        self.states, self.needed_bytes = states, needed_bytes
-        self.lower, self.selection = lower, selection
-
-
-@dataclass
-class StatesStats:
-    """What the states engine did: ``core`` units (items or bundles) entered the core, ``peak_states``,
-    ``state_updates`` (candidate states built), items the Dembo-Hammer test fixed before they entered (``fixed_in``:
-    kept in the break solution, ``fixed_out``: left out), ``bundled`` items that entered in bundles of identical
-    items, the ``extras`` that fired, ``resolves`` (narrower cores solved again to recover the selection). Sub-searches
-    (a surrogate's solve, a recovery) add their core, states and updates, not their fixing."""
-
-    core: int = 0
-    peak_states: int = 0
-    state_updates: int = 0
-    fixed_in: int = 0
-    fixed_out: int = 0
-    bundled: int = 0
-    extras: list[str] = field(default_factory=list)
-    resolves: int = 0
-
-
-@dataclass
-class Incumbent:
-    """The best solution found: its value, and either its items or the state it was read from (value P, weight W,
-    decision bits V, the number of core items entered by then, and flips of items outside the core)."""
-
-    value: int | float
-    selection: np.ndarray | None = None
-    state: tuple | None = None  # (P, W, V, entries)
-    extra: tuple = ()  # ((item, sign), ...)
-
-
-def _bit(slot: int) -> int:
-    """The int64 value of bit ``slot``."""
-    return -(2**63) if slot == 63 else 1 << slot
-
-
-@cache
-def _subsets(k: int) -> np.ndarray:
-    """(2**k, k) 0/1 matrix: row r takes item j iff bit j of r is set."""
-    return ((np.arange(1 << k)[:, None] >> np.arange(k)[None, :]) & 1).astype(np.int64)
+# Progress is reported (and the kernels return to Python) every this many state updates: ~10-50 ms of list work.
+PROGRESS_UPDATES = 1 << 23
 
 
 class Engine:
@@ -116,304 +38,363 @@ class Engine:
         p, w, c: values (int64 or float64), weights (int64), capacity.
         lower: only solutions worth more count (a value reached elsewhere, items unknown to this search).
         upper: a known upper bound: the search stops when z meets it.
-        ops: list ops (:mod:`.lists`); meter: working-memory accounting; relax: may use the surrogate relaxation
-            (off inside a surrogate's own solve); stats: shared with the sub-searches; depth: nesting level;
-            progress: a :class:`knapsack_gpu.progress.Reporter` told the candidate states of every step.
+        device: a torch CUDA device to move the list to once it holds ``device_states`` states (None: host only).
+        meter: working-memory accounting; relax: may use the surrogate relaxation (off inside a surrogate's own
+            solve); stats: shared with the sub-searches; depth: nesting level; progress: a
+            :class:`knapsack_gpu.progress.Reporter` told the candidate states as they are built.
+        binding: "compiled", "python" or None (compiled where numba loads and the sums fit int64, else python).
     """
 
     def __init__(
-        self, p, w, c, *, lower=None, upper=None, ops=None, meter=None, relax=True, stats=None, depth=0, progress=None
+        self,
+        p,
+        w,
+        c,
+        *,
+        lower=None,
+        upper=None,
+        device=None,
+        device_states: int = 0,
+        meter=None,
+        relax=True,
+        stats=None,
+        depth=0,
+        progress=None,
+        binding: str | None = None,
     ):
         self.integral = p.dtype.kind != "f"
-        big = self.integral and (extras.total(p) >= BIG or extras.total(w) >= BIG)
-        if big:
+        self.big = self.integral and (exact_total(p) >= BIG or exact_total(w) >= BIG)
+        if self.big:
             p, w = p.astype(object), w.astype(object)
-        self.p, self.w, self.c, self.n = p, w, int(c), int(p.size)
-        self.host_ops = NumpyOps()
-        self.device_ops = ops if ops is not None and ops.torch and not big else None
-        self.ops = self.device_ops if self.device_ops is not None and self.device_ops.min_states <= 1 else self.host_ops
-        self.meter = meter
-        self.progress = progress
+        self.p, self.w, self.n = p, w, int(p.size)
+        self.num = int if self.integral else float
+        self.device, self.device_states = device, device_states
+        self.meter, self.progress = meter, progress
         self.relax = relax and self.integral
         self.stats = stats if stats is not None else StatesStats()
         self.depth = depth
-        self.num = int if self.integral else float
-
-        self.keys = exact.keys(p, w)
-        brk = find_break(self.keys, p, w, self.c)
-        self.brk = brk
-        b = brk.b
-        self.pb, self.wb = self.num(p[b]), int(w[b])
-        if self.integral:
-            self.d = exact.reduced_costs(p, w, self.pb, self.wb)
-        else:
-            self.d = p - (self.pb / self.wb) * w
-        self.ub = self._lagrangian(self.c)
-        if upper is not None:
-            self.ub = min(self.ub, upper)
         self.fired: set[str] = set()  # extras that changed something
-        if self.integral and not big:
-            counted = offsets.offset_bound(p, w, self.c)
-            if counted is not None and counted < self.ub:
-                self.ub = counted
+        self.fired_once: set[str] = set()  # extras tried
+        self.next_pairing = common.PAIRING_STATES
+        self.budget: int | None = None  # state updates this run may reach (sub-searches get what is left)
+        self._reported = 0
+
+        want = binding or ("compiled" if not self.big and jit.enabled() else "python")
+        B = modes.compiled() if want == "compiled" else modes.python()
+        self.keys = exact.keys(p, w)
+        c = int(c)
+        order, j, self.wsum, VS, self.d, fits, g, two, fit = B.setup(self.keys, p, w, c, self.integral)
+        self.d_fits = bool(fits) or not B.compiled  # the python binding's reduced costs are exact Python integers
+        self.B = B
+        self.host_binding = B.name  # what sub-searches (a surrogate's solve, a recovery) run in
+        self.stats.binding = B.name
+        b = int(order[j])
+        self.left_items, self.right_items = order[:j], order[j + 1 :]
+        self.psum, self.pb, self.wb = self.num(VS[0]), self.num(p[b]), int(w[b])
+        self.wsum = int(self.wsum)
+        # the python binding keeps its scalars in Python integers: gaps and bounds exact however large
+        self.vdtype = np.dtype(object) if self.integral and not B.compiled else p.dtype
+
+        n = self.n
+        # sums past int64 (the python binding's Python integers): the capacity may pass int64 too
+        IR = self.IR = np.zeros(K.N_IR, dtype=object if self.big else np.int64)
+        VR = self.VR = np.zeros(K.N_VR, dtype=self.vdtype)
+        IR[K.C], IR[K.BRK], IR[K.WB], IR[K.WSUM] = c, b, self.wb, self.wsum
+        IR[K.INTEGRAL], IR[K.NITEMS], IR[K.NUNITS] = int(self.integral), n, n
+        IR[K.WINDOW], IR[K.TURN_LEFT], IR[K.SIZE], IR[K.D_FITS] = common.WINDOW, 1, 1, int(self.d_fits)
+        VR[K.PB], VR[K.PSUM], VR[K.UB] = self.pb, self.psum, VS[1]
+        if upper is not None:
+            VR[K.UB] = min(VR[K.UB], upper)
+        if two and not self.big:
+            counted = offsets.offset_bound(p, w, c)
+            if counted is not None and counted < VR[K.UB]:
+                VR[K.UB] = counted
                 self.fired.add("offsets")
+        if g > 1:  # divisibility (RECORD): every solution is worth a multiple of g
+            ub = g * (self.num(VR[K.UB]) // g)
+            if ub < VR[K.UB]:
+                VR[K.UB] = ub
+                self.fired.add("divisibility")
         # The first incumbent: the break solution and the most valuable item after it that still fits.
-        room = self.c - brk.wsum
-        fit = brk.right[w[brk.right] <= room]
-        sel, z = brk.left, brk.psum
-        if fit.size:
-            j = int(fit[np.argmax(p[fit])])
-            sel, z = np.append(brk.left, j), z + self.num(p[j])
+        sel, z = self.left_items, self.psum
+        if fit >= 0:
+            sel, z = np.append(self.left_items, fit), z + self.num(p[fit])
         self.inc = Incumbent(z, selection=sel)
         if lower is not None and lower >= z:
             self.inc = Incumbent(lower)  # a value known to be reachable, items unknown: only better ones count
-        self.units = Units(p, w, self.d, self.num)
-        self.left = Side(brk.left, self.keys, self.units, right=False)
-        self.right = Side(brk.right, self.keys, self.units, right=True)
-        self.exhausted = [False, False]  # left, right
-        self.turn_left = True
-        self.entries: list[tuple[int, int]] = []
-        self.big = big
-        self.wdtype = np.dtype(object) if big else np.dtype(np.int64)
-        self.pdtype = np.dtype(object) if big else p.dtype
-        self.W = self.ops.put(np.array([brk.wsum], dtype=self.wdtype))
-        self.P = self.ops.put(np.array([brk.psum], dtype=self.pdtype))
-        self.V = self.ops.put(np.zeros(1, dtype=np.int64))
-        self.fired_once: set[str] = set()  # extras tried
-        self.next_pairing = PAIRING_STATES
-        self.budget: int | None = None  # state updates this run may reach (sub-searches get what is left)
-        self._refresh()
-        extras.divisibility(self, initial=True)
+        VR[K.Z] = self.inc.value
+        B.refresh(IR, VR)
 
-    # --- bounds ---------------------------------------------------------------------------------------------------
+        SR = self.SR = np.zeros((2, K.N_SR), dtype=np.int64)
+        POOL = np.zeros((2, max(n, 1)), dtype=np.int64)
+        POOL[K.LEFT, : self.left_items.size] = self.left_items
+        POOL[K.RIGHT, : self.right_items.size] = self.right_items
+        SR[K.LEFT, K.PLEN], SR[K.RIGHT, K.PLEN] = self.left_items.size, self.right_items.size
+        SR[:, K.CHUNK] = K.FIRST_CHUNK
+        units = n + n // 2 + 1  # a bundle holds two items or more: at most n / 2 of them
+        UP = np.zeros(units, dtype=p.dtype)
+        UW = np.zeros(units, dtype=object if self.big else np.int64)
+        UD = np.zeros(units, dtype=self.d.dtype)
+        UP[:n], UW[:n], UD[:n] = p, w, self.d
+        UMS = np.full(units, -1, dtype=np.int64)
+        UML = np.zeros(units, dtype=np.int64)
+        UML[:n] = 1
+        self.arrays = (
+            IR,
+            VR,
+            SR,
+            POOL,
+            np.zeros((2, max(n, 1)), dtype=np.int64),  # BUF
+            np.zeros((2, max(n, 1)), dtype=self.d.dtype),  # BUFD
+            UP,
+            UW,
+            UD,
+            UMS,
+            UML,
+            np.zeros(max(n, 1), dtype=np.int64),  # MEMBERS
+            self.keys,
+            p,
+            w,
+            self.d,
+            np.zeros(units, dtype=np.int64),  # EU
+            np.zeros(units, dtype=np.int64),  # ES
+        )
+        self.L = self._lists(
+            np.array([self.wsum], dtype=UW.dtype), np.array([self.psum], dtype=p.dtype), np.zeros(1, np.int64)
+        )
 
-    def _lagrangian(self, c: int):
-        """The LP bound at the break item's slope for capacity c: valid for any c (a Lagrangian bound)."""
-        brk = self.brk
-        if self.integral:
-            return brk.psum + ((c - brk.wsum) * self.pb) // self.wb
-        return brk.psum + (c - brk.wsum) * (self.pb / self.wb) * (1 + 1e-15) + 1e-300
+    # --- the state the extras and the recovery read -------------------------------------------------------------
+
+    @property
+    def c(self) -> int:
+        return int(self.IR[K.C])
 
     @property
     def z(self):
         return self.inc.value
 
-    def _refresh(self) -> None:
-        """z1 (what a state must reach to count) and the Dembo-Hammer gap after z or c changed."""
-        z, brk = self.inc.value, self.brk
+    @property
+    def z1(self):
+        return self.VR[K.Z1]
+
+    @property
+    def gap(self):
+        return self.VR[K.GAP]
+
+    @property
+    def ub(self):
+        return self.VR[K.UB]
+
+    @ub.setter
+    def ub(self, value) -> None:
+        self.VR[K.UB] = value
+
+    @property
+    def size(self) -> int:
+        return int(self.IR[K.SIZE])
+
+    @property
+    def window(self) -> int:
+        return int(self.IR[K.WINDOW])
+
+    def entries(self) -> list[tuple[int, int]]:
+        """The units that entered the core, in order, with their sign (+1 added, -1 removed)."""
+        e = int(self.IR[K.ENTRIES])
+        EU, ES = self.arrays[16], self.arrays[17]
+        return list(zip(EU[:e].tolist(), ES[:e].tolist(), strict=True))
+
+    def unit_pw(self, u: int):
+        UP, UW = self.arrays[6], self.arrays[7]
+        return self.num(UP[u]), int(UW[u])
+
+    def unit_items(self, u: int) -> np.ndarray:
+        if u < self.n:
+            return np.array([u])
+        UMS, UML, MEMBERS = self.arrays[9], self.arrays[10], self.arrays[11]
+        return MEMBERS[UMS[u] : UMS[u] + UML[u]]
+
+    def unit_arrays(self, us: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(values, weights, reduced costs) of units ``us``."""
+        UP, UW, UD = self.arrays[6], self.arrays[7], self.arrays[8]
+        return UP[us], UW[us], UD[us]
+
+    def bundled(self) -> int:
+        """Items that are members of a bundle."""
+        return int(self.IR[K.NMEMBERS])
+
+    def remaining(self, side: int) -> np.ndarray:
+        """Units of ``side`` not handed out yet that pass the fixing test at today's gap (the rest of the sorted
+        chunk, then the unsorted pool)."""
+        SR, POOL, BUF = self.SR, self.arrays[3], self.arrays[4]
+        rest = np.concatenate([BUF[side, SR[side, K.BPOS] : SR[side, K.BLEN]], POOL[side, : SR[side, K.PLEN]]])
+        return rest[self.admitted(side, rest)]
+
+    def admitted(self, side: int, units: np.ndarray) -> np.ndarray:
+        """Mask of the units of ``side`` that pass the Dembo-Hammer test at today's gap (see kernels._admit)."""
+        right = side == K.RIGHT
+        up, uw, ud = self.unit_arrays(units)
+        if self.d_fits:
+            return ud >= -self.gap if right else ud <= self.gap
+        sg = 1 if right else -1
+        a = up.astype(object) * sg + (int(self.VR[K.PSUM]) - int(self.z1))
+        b = (self.c - self.wsum) - sg * uw.astype(object)
+        return (a * self.wb + b * int(self.pb)) >= 0
+
+    def drop(self, side: int, items: np.ndarray) -> None:
+        """Fix the plain items ``items`` (not handed out yet) at their side's value: they never enter the core."""
+        if not items.size:
+            return
+        SR, POOL, BUF, BUFD = self.SR, self.arrays[3], self.arrays[4], self.arrays[5]
+        pool = POOL[side, : SR[side, K.PLEN]]
+        pool = pool[~np.isin(pool, items)]
+        POOL[side, : pool.size] = pool
+        SR[side, K.PLEN] = pool.size
+        a, e = SR[side, K.BPOS], SR[side, K.BLEN]
+        buf, bufd = BUF[side, a:e], BUFD[side, a:e]
+        keep = ~np.isin(buf, items)
+        buf, bufd = buf[keep].copy(), bufd[keep].copy()
+        BUF[side, : buf.size], BUFD[side, : buf.size] = buf, bufd
+        SR[side, K.BPOS], SR[side, K.BLEN] = 0, buf.size
+        SR[side, K.FIXED] += int(items.size)
+
+    def host_lists(self):
+        """(W, P, V) of the list as numpy arrays (copies where the list is on the device)."""
+        W, P, V = self.L[0], self.L[1], self.L[2]
+        s = self.size
+        if self.B.name == "device":
+            return W.cpu().numpy(), P.cpu().numpy(), V.cpu().numpy()
+        return W[:s], P[:s], V[:s]
+
+    # --- bounds ---------------------------------------------------------------------------------------------------
+
+    def _lagrangian(self, c: int):
+        """The LP bound at the break item's slope for capacity c: valid for any c (a Lagrangian bound)."""
         if self.integral:
-            self.z1 = z + 1
-            self.gap = (brk.psum - self.z1) * self.wb + (self.c - brk.wsum) * self.pb
-        else:
-            self.z1 = z + max(FLOAT_TOL, 4e-16 * self.n) * max(1.0, abs(z))
-            self.gap = self._lagrangian(self.c) - self.z1
+            return self.psum + ((c - self.wsum) * self.pb) // self.wb
+        return K.lagrangian_float(self.IR, self.VR, c)
 
     def improve(self, inc: Incumbent) -> None:
         if inc.value > self.inc.value:
             self.inc = inc
-            self._refresh()
+            self.VR[K.Z] = inc.value
+            self.B.refresh(self.IR, self.VR)
 
     def set_capacity(self, c: int) -> None:
-        self.c = c
-        self.ub = min(self.ub, self._lagrangian(c))
-        self._refresh()
+        self.IR[K.C] = c
+        self.VR[K.UB] = min(self.VR[K.UB], self._lagrangian(c))
+        self.B.refresh(self.IR, self.VR)
 
     # --- the search -----------------------------------------------------------------------------------------------
-
-    @property
-    def size(self) -> int:
-        return int(self.W.shape[0])
 
     def run(self, budget: int | None = None) -> bool:
         """Search on; True when done (then the incumbent is optimal), False when the next step would take the
         state updates past ``budget`` (call again with a larger one to go on). Raises StatesOverflow when a step
         does not fit the memory limit."""
         self.budget = budget
-        if not self.entries:
-            if self.z >= self.ub:
+        IR = self.IR
+        IR[K.BUDGET_AT] = -1 if budget is None else budget
+        while True:
+            self._arm()
+            event, self.L = self.B.run(self.L, *self.arrays)
+            self._sync()
+            if event == K.DONE:
                 return self._done()
-            self._step([(self.brk.b, 1)])
-        while self.size and self.z < self.ub:
-            k = self._batch()
-            if budget is not None and self.stats.state_updates + (self.size << k) > budget:
+            if event == K.BUDGET:
                 return False
-            items = self._next_items(k)
-            if not items:
-                break
-            self._step(items)
-            if self.size > PAIRING_STATES:
+            if event == K.MEMORY:
+                m = 2 * self.size
+                room = int(IR[K.MEM_BYTES])
+                need = m * (K.BYTES_PER_CANDIDATE * 2 if self.B.compiled else common.BYTES_PER_STATE)
+                raise self._overflow(
+                    f"the states list needs about {need} bytes ({format_bytes(need)}) for {m} candidate states "
+                    f"after {int(IR[K.ENTRIES])} core items, over what memory_limit leaves ({format_bytes(room)})",
+                    m,
+                )
+            if event == K.EXTRAS:
                 extras.fire(self)
-        return self._done()
+            elif event == K.DEVICE:
+                self._rebind(modes.device())
+
+    def _arm(self) -> None:
+        """The registers that end the kernels' next run: the extras' next list size, memory, progress, device."""
+        IR = self.IR
+        IR[K.EVENT_SIZE] = max(extras.next_size(self), self.size)
+        meter = self.meter
+        IR[K.MEM_BYTES] = BIG if meter is None else max(0, meter.limit - meter.current)
+        IR[K.PROGRESS_AT] = IR[K.UPDATES] + PROGRESS_UPDATES if self.progress is not None else BIG
+        on_device = self.B.name == "device"
+        # Python integers (sums past int64) stay in the python binding: torch has no such dtype
+        movable = self.device is not None and not on_device and not self.big
+        IR[K.DEVICE_SIZE] = self.device_states if movable else -1
+
+    def _sync(self) -> None:
+        """What the kernels changed that Python keeps: the incumbent, the counts, progress and memory."""
+        IR, VR = self.IR, self.VR
+        if IR[K.INC_NEW]:
+            IR[K.INC_NEW] = 0
+            P = self.num(VR[K.INC_P])
+            if P > self.inc.value or self.inc.state is None:
+                self.inc = Incumbent(P, state=(P, int(IR[K.INC_W]), int(IR[K.INC_V]), int(IR[K.INC_E])))
+        st = self.stats
+        done = int(IR[K.UPDATES])
+        st.state_updates += done - self._reported
+        st.core += int(IR[K.ENTRIES]) - getattr(self, "_core_reported", 0)
+        self._core_reported = int(IR[K.ENTRIES])
+        if self.progress is not None and done > self._reported:
+            self.progress.add(done - self._reported)
+        self._reported = done
+        st.peak_states = max(st.peak_states, int(IR[K.PEAK]))
+        if self.meter is not None:
+            self.meter.note_peak(int(IR[K.LIST_BYTES]))
 
     def projected_updates(self) -> int:
         """The state updates the search would still do if the list kept its size: two candidates a state for every
         unit that can still enter the core at today's gap (the planner's guess whether the search will finish)."""
         if not self.size or self.z >= self.ub:
             return 0
-        units = sum(int(side.remaining(self.gap).size) for side in (self.left, self.right))
+        units = sum(int(self.remaining(side).size) for side in (K.LEFT, K.RIGHT))
         return 2 * self.size * units
 
     def _done(self) -> bool:
         if self.depth == 0:
-            self.stats.fixed_in += self.left.fixed
-            self.stats.fixed_out += self.right.fixed
-            self.stats.bundled = sum(int(m.size) for m in self.units.members)
-        self.left.fixed = self.right.fixed = 0
+            self.stats.fixed_in += int(self.SR[K.LEFT, K.FIXED])
+            self.stats.fixed_out += int(self.SR[K.RIGHT, K.FIXED])
+            self.stats.bundled = self.bundled()
+        self.SR[:, K.FIXED] = 0
         return True
 
-    def _batch(self) -> int:
-        """How many items the next step takes: while the list is short, several (S * 2**k candidates)."""
-        s, k = self.size, 1
-        while k < min(MAX_BATCH, WINDOW) and s << (k + 1) <= BATCH_CELLS:
-            k += 1
-        return k
+    def _lists(self, W, P, V):
+        """The list in this binding's layout (compiled: two rows of buffers; otherwise the arrays themselves)."""
+        if self.B.compiled:
+            cap = max(2, 2 * W.size)  # the rows grow (doubling where the memory limit allows) as the list does
+            rows = []
+            for a in (W, P, V):
+                row = np.empty(cap, dtype=a.dtype)
+                row[: a.size] = a
+                rows.append(row)
+            spare = [np.empty(cap, dtype=a.dtype) for a in (W, P, V)]
+            self.IR[K.LIST_BYTES] = max(int(self.IR[K.LIST_BYTES]), 2 * cap * K.BYTES_PER_CANDIDATE)
+            return (*rows, *spare)
+        if self.B.name == "device":
+            import torch
 
-    def _next_items(self, k: int) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
-        while len(out) < k and not (self.exhausted[0] and self.exhausted[1]):
-            left = self.turn_left
-            self.turn_left = not left
-            if self.exhausted[not left]:
-                continue
-            i = (self.left if left else self.right).take(self.gap)
-            if i is None:
-                self.exhausted[not left] = True
-                continue
-            out.append((i, -1 if left else 1))
-        return out
+            return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(self.device) for a in (W, P, V))
+        return (W, P, V)
 
-    def _step(self, items: list[tuple[int, int]]) -> None:
-        """Add the items to the core: merge, then dominance, incumbent and fathoming."""
-        self._place()
-        ops = self.ops
-        W, P, V = self.W, self.P, self.V
-        s = int(W.shape[0])
-        k = len(items)
-        ws, ps, bits = [], [], []
-        for u, sign in items:
-            bits.append(_bit(len(self.entries) % WINDOW))
-            self.entries.append((u, sign))
-            pi, wi = self.units.pw(u)
-            ws.append(sign * wi)
-            ps.append(sign * pi)
-        self.stats.core += k
-        m = s << k
-        self._account(m)
-        # every subset of the items: row r of SUBSETS takes item j iff bit j of r is set (distinct bits add up to
-        # their OR, in int64 two's complement as well)
-        take = _subsets(k) if not self.big else _subsets(k).astype(object)
-        cw = take @ np.array(ws, dtype=self.wdtype)
-        cp = take @ np.array(ps, dtype=self.pdtype)
-        cv = _subsets(k) @ np.array(bits, dtype=np.int64)
-        mask = int(cv[-1])
-        # The list shifted by every subset of the items: 2**k runs, each sorted. numpy's stable argsort (timsort on
-        # int64) merges presorted runs in linear time per level: 1.2 ns a state at 1e6 states, against 7 ns for a
-        # searchsorted merge of two runs (measured on one EPYC thread); torch's stable sort on CUDA is a radix sort.
-        NW = ops.outer_add(W, ops.put(cw))
-        NP = ops.outer_add(P, ops.put(cp))
-        NV = ops.outer_or(V & ~mask, ops.put(cv))
-        o = ops.argsort(NW)
-        mW, mP = ops.take(NW, o), ops.take(NP, o)
-        num = self.num
-        # extremes of the candidates (the list is sorted in both W and P): they bound the fathoming products
-        self._span = (
-            num(P[0]) + num(cp.min()),
-            num(P[s - 1]) + num(cp.max()),
-            int(W[0]) + int(cw.min()),
-            int(W[s - 1]) + int(cw.max()),
-        )
-        self._prune(mW, mP, NV, o)
+    def _rebind(self, binding) -> None:
+        W, P, V = (np.array(a) for a in self.host_lists())
+        self.B = binding
+        self.stats.binding = binding.name
+        self.L = self._lists(W, P, V)
 
     def release(self) -> None:
         """Free the state list (the search cannot go on after this)."""
-        self.W, self.P, self.V = self.W[:0], self.P[:0], self.V[:0]
-
-    def _place(self) -> None:
-        """Host numpy for short lists, the device's torch ops from ``device_ops.min_states`` states on."""
-        dev = self.device_ops
-        if dev is None:
-            return
-        want = dev if self.size >= dev.min_states else self.host_ops
-        if want is not self.ops:
-            W, P, V = (self.ops.host(a) for a in (self.W, self.P, self.V))
-            self.W, self.P, self.V = (want.put(a) for a in (W, P, V))
-            self.ops = want
-
-    def _account(self, m: int) -> None:
-        self.stats.state_updates += m
-        if self.progress is not None:
-            self.progress.add(m)
-        if self.meter is not None:
-            need = m * BYTES_PER_STATE
-            room = self.meter.limit - self.meter.current
-            if need > room:
-                raise self._overflow(
-                    f"the states list needs {need} bytes ({format_bytes(need)}) for {m} candidate states after "
-                    f"{len(self.entries)} core items, over what memory_limit leaves ({format_bytes(room)})",
-                    m,
-                )
-            self.meter.note_peak(need)
+        W, P, V = self.host_lists()
+        self.IR[K.SIZE] = 0
+        self.L = self._lists(W[:0], P[:0], V[:0])
 
     def _overflow(self, message: str, m: int) -> StatesOverflow:
         from .recover import selection_or_none
 
         self._done()
-        return StatesOverflow(message, m, m * BYTES_PER_STATE, self.z, selection_or_none(self, self.inc))
-
-    def _prune(self, mW, mP, NV, o) -> None:
-        """Dominance, incumbent and fathoming over the merged candidates (weights mW, values mP; decision bits NV
-        before the merge order o, gathered only for the survivors)."""
-        ops, c, num = self.ops, self.c, self.num
-        m = int(mW.shape[0])
-        cm = ops.cummax(mP)
-        k = ops.index_le(mW, c)
-        if k and num(cm[k - 1]) > self.z:
-            j = ops.argmax(mP[:k])
-            self.improve(Incumbent(num(mP[j]), state=(num(mP[j]), int(mW[j]), int(NV[o[j]]), len(self.entries))))
-        keep = ops.bools(m)
-        keep[0] = True
-        ops.greater(mP[1:], cm[:-1], keep[1:])
-        t = self.right.peek(self.gap)
-        s = self.left.peek(self.gap)
-        if k:
-            if t is None:
-                keep[:k] = False
-            else:
-                keep[:k] &= self._fathom(mP[:k], mW[:k], t)
-        if k < m:
-            if s is None:
-                keep[k:] = False
-            else:
-                keep[k:] &= self._fathom(mP[k:], mW[k:], s)
-        idx = ops.nonzero(keep)
-        if idx.shape[0] > 1:
-            wk = ops.take(mW, idx)
-            last = ops.bools(int(idx.shape[0]))
-            last[-1] = True
-            last[:-1] = wk[1:] != wk[:-1]  # of equal weights, the last (most valuable) state survives
-            idx = ops.take(idx, ops.nonzero(last))
-        self.W, self.P, self.V = ops.take(mW, idx), ops.take(mP, idx), ops.take(NV, ops.take(o, idx))
-        self.stats.peak_states = max(self.stats.peak_states, int(idx.shape[0]))
-
-    def _fathom(self, P, W, item: int):
-        """Mask of the states that can still beat z with the slope of ``item``: (P - z1) w_i + (c - W) p_i >= 0."""
-        pi, wi = self.units.pw(item)
-        if not self.integral:
-            return (P - self.z1) + (self.c - W) * (pi / wi) >= 0
-        z1, c = self.z1, self.c
-        p0, p1, w0, w1 = self._span
-        amax, bmax = max(abs(p0 - z1), abs(p1 - z1)), max(abs(c - w0), abs(c - w1))
-        if self.big:
-            return (P - z1) * wi + (c - W) * pi >= 0
-        rhs = z1 * wi - c * pi
-        if (
-            max(abs(p0), abs(p1)) * wi < exact.SAFE_PRODUCT
-            and max(abs(w0), abs(w1)) * pi < exact.SAFE_PRODUCT
-            and abs(rhs) < exact.SAFE_PRODUCT
-        ):
-            return P * wi - W * pi >= rhs  # the same test in four passes instead of six
-        if amax * wi < exact.SAFE_PRODUCT and bmax * pi < exact.SAFE_PRODUCT:
-            return (P - z1) * wi + (c - W) * pi >= 0
-        ops = self.ops
-        a, b = ops.host(P) - z1, c - ops.host(W)
-        return ops.put(exact.lin_ge0(a, wi, b, pi, amax, bmax))
+        return StatesOverflow(message, m, m * common.BYTES_PER_STATE, self.z, selection_or_none(self, self.inc))

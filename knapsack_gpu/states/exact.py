@@ -27,6 +27,17 @@ def keys(p: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.array([a / b for a, b in zip(p.tolist(), w.tolist(), strict=True)], dtype=np.float64)
 
 
+def exact_total(a: np.ndarray) -> int | float:
+    """The exact sum (a Python int; a float for float arrays) of any values, negative ones included."""
+    if a.dtype.kind == "f":
+        return float(a.sum())
+    if a.dtype == object:
+        return int(sum(a.tolist()))
+    if a.size and (int(a.max()) >= 2**62 // a.size or int(a.min()) <= -(2**62) // a.size):
+        return int(sum(a.tolist()))
+    return int(a.sum())
+
+
 def _abs_max(a) -> int:
     if isinstance(a, (int, np.integer)):
         return abs(int(a))
@@ -96,3 +107,74 @@ def order_ties(order: np.ndarray, k: np.ndarray, p: np.ndarray, w: np.ndarray, d
         run.sort(key=lambda it: (-ratio[it], it) if descending else (ratio[it], it))
         order[a:e] = run
     return order
+
+
+# --- the python binding's exact helpers (see kernels.py for the compiled ones) ---------------------------------------
+
+LIM = 2**62
+
+
+def lin_sat(a, x, b, y) -> int:
+    """a * x + b * y in Python integers: exact, unclamped (the python binding keeps its registers in Python integers,
+    and its reduced costs may pass the compiled binding's clamp)."""
+    return int(a) * int(x) + int(b) * int(y)
+
+
+def lin_ge0_py(a, x, b, y) -> bool:
+    """a * x + b * y >= 0 in Python integers."""
+    return int(a) * int(x) + int(b) * int(y) >= 0
+
+
+def muldiv(a, b, c) -> int:
+    """floor(a * b / c) in Python integers."""
+    return (int(a) * int(b)) // int(c)
+
+
+def ratio_cmp(pa, wa, pb, wb) -> int:
+    """Compare pa / wa with pb / wb exactly: -1, 0 or 1."""
+    left, right = int(pa) * int(wb), int(pb) * int(wa)
+    return (left > right) - (left < right)
+
+
+def order_ties_k(order, k, p, w, descending, integral):
+    """:func:`order_ties` with the compiled kernel's signature."""
+    return order_ties(order, k, p, w, descending) if integral else order
+
+
+def break_order(keys, p, w, cap, integral):
+    """(order, j): the items in efficiency order (key descending, exact ratio, then index) and the break item's
+    position, the first whose prefix of weights passes ``cap`` (numpy: a full sort; the compiled binding selects in
+    expected O(n))."""
+    order = np.argsort(-keys, kind="stable")
+    order = order_ties_k(order, keys[order], p, w, True, integral)
+    cw = np.cumsum(w[order])
+    return order, int(np.searchsorted(cw, cap, side="right"))
+
+
+def setup_np(keys, p, w, c, integral):
+    """:func:`.kernels.setup_c` in numpy and Python integers (the python binding)."""
+    import math
+
+    order, j = break_order(keys, p, w, c, integral)
+    b = int(order[j])
+    left = order[:j]
+    wsum = exact_total(w[left])
+    VS = np.zeros(2, dtype=p.dtype)
+    VS[0] = exact_total(p[left])
+    pb = p[b].item() if hasattr(p[b], "item") else p[b]
+    wb = int(w[b])
+    if integral:
+        d = reduced_costs(p, w, pb, wb)
+        fits = _abs_max(d) < LIM // max(p.size, 1)
+        VS[1] = VS[0] + ((c - wsum) * pb) // wb
+        g = math.gcd(*p.tolist()) if p.dtype == object else int(np.gcd.reduce(p))
+        offsets = np.unique(p - w)
+        two = offsets.size <= 2
+    else:
+        d = p - (pb / wb) * w
+        fits, g, two = True, 0, False
+        VS[1] = VS[0] + (c - wsum) * (pb / wb) * (1 + 1e-15) + 1e-300
+    rest = order[j + 1 :]
+    fit = rest[w[rest] <= c - wsum]
+    first = int(fit[np.argmax(p[fit])]) if fit.size else -1
+    return order, j, wsum, VS, d, fits, g, two, first

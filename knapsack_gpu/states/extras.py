@@ -22,12 +22,10 @@ import math
 
 import numpy as np
 
-
-def total(a: np.ndarray) -> int | float:
-    """Exact total (float for float arrays)."""
-    from .sides import exact_total
-
-    return exact_total(a)
+from . import common
+from . import kernels as K
+from .common import Incumbent
+from .exact import exact_total as total
 
 
 def _gcd(a: np.ndarray) -> int:
@@ -40,22 +38,20 @@ def _gcd(a: np.ndarray) -> int:
 
 def _open(eng) -> tuple[np.ndarray, np.ndarray]:
     """(items that may still flip, items fixed into the knapsack) at the current gap."""
-    brk, d, gap = eng.brk, eng.d, eng.gap
-    left_open = d[brk.left] <= gap
-    right_open = d[brk.right] >= -gap
-    items = np.concatenate([brk.left[left_open], [brk.b], brk.right[right_open]]).astype(np.int64)
-    return items, brk.left[~left_open]
+    left, right = eng.left_items, eng.right_items
+    left_open = eng.admitted(K.LEFT, left)
+    right_open = eng.admitted(K.RIGHT, right)
+    items = np.concatenate([left[left_open], [int(eng.IR[K.BRK])], right[right_open]]).astype(np.int64)
+    return items, left[~left_open]
 
 
-def divisibility(eng, initial: bool = False) -> None:
-    """Round the upper bound down to what the open items' values can reach."""
+def divisibility(eng) -> None:
+    """Round the upper bound down to what the open items' values can reach (the engine applies the gcd of all the
+    values when it starts)."""
     if not eng.integral:
         return
-    if initial:
-        g, base = _gcd(eng.p), 0
-    else:
-        items, fixed_in = _open(eng)
-        g, base = _gcd(eng.p[items]), total(eng.p[fixed_in])
+    items, fixed_in = _open(eng)
+    g, base = _gcd(eng.p[items]), total(eng.p[fixed_in])
     if g > 1:
         ub = base + g * ((eng.ub - base) // g)
         if ub < eng.ub:
@@ -106,27 +102,24 @@ def dominated(p: np.ndarray, w: np.ndarray, k: int, among: np.ndarray) -> np.nda
 
 def dominance(eng) -> None:
     """Fix out the items after the break that as many items dominate as a solution can hold."""
-    side = eng.right
-    among = side.remaining(eng.gap)
-    among = among[among < eng.units.n]  # plain items; a bundle's members are identical, it has no order to keep
+    among = eng.remaining(K.RIGHT)
+    among = among[among < eng.n]  # plain items; a bundle's members are identical, it has no order to keep
     out = dominated(eng.p, eng.w, most_items(eng.w, eng.c), among)
     if out.size:
-        side.drop(out)
+        eng.drop(K.RIGHT, out)
         eng.fired.add("dominance")
 
 
 def pairing(eng) -> None:
     """Raise z with one item outside the core on top of a state."""
-    from .engine import Incumbent
-
-    ops, c, num = eng.ops, eng.c, eng.num
-    W, P, V = ops.host(eng.W), ops.host(eng.P), ops.host(eng.V)
+    c, num = eng.c, eng.num
+    W, P, V = eng.host_lists()
     best = None
-    for side, sign in ((eng.right, 1), (eng.left, -1)):
-        items = side.remaining(eng.gap)
+    for side, sign in ((K.RIGHT, 1), (K.LEFT, -1)):
+        items = eng.remaining(side)
         if not items.size:
             continue
-        pi, wi, _ = eng.units.arrays(items)
+        pi, wi, _ = eng.unit_arrays(items)
         at = np.searchsorted(W, c - wi if sign > 0 else c + wi, side="right") - 1
         ok = np.flatnonzero(at >= 0)
         if not ok.size:
@@ -137,29 +130,42 @@ def pairing(eng) -> None:
             best = (num(cand[j]), int(at[ok[j]]), int(items[ok[j]]), sign)
     if best is not None and best[0] > eng.z:
         value, s, item, sign = best
-        state = (num(P[s]), int(W[s]), int(V[s]), len(eng.entries))
+        state = (num(P[s]), int(W[s]), int(V[s]), int(eng.IR[K.ENTRIES]))
         eng.improve(Incumbent(value, state=state, extra=((item, sign),)))
         eng.fired.add("pairing")
 
 
+def _pending(eng) -> list[tuple[str, int]]:
+    """The extras still to fire, with the list size past which each does."""
+    done = eng.fired_once
+    out = [("gcd", common.GCD_STATES)] if "gcd" not in done else []
+    if eng.relax and "surrogate" not in done:
+        out.append(("surrogate", common.SURROGATE_STATES))
+    if not eng.big and "dominance" not in done:
+        out.append(("dominance", common.DOMINANCE_STATES))
+    return out + [("pairing", eng.next_pairing)]
+
+
+def next_size(eng) -> int:
+    """The list size past which :func:`fire` has something to do (the kernels stop there)."""
+    return max(common.PAIRING_STATES, min(size for _, size in _pending(eng)))
+
+
 def fire(eng) -> None:
-    """Called after a step while the list is long: each extra once, at combo's list sizes."""
-    from . import engine as e
+    """Called by the engine once the list passed :func:`next_size`: each extra once, at combo's list sizes."""
     from .relax import surrogate
 
-    done = eng.fired_once
     size = eng.size
-    if "gcd" not in done and size > e.GCD_STATES:
-        done.add("gcd")
+    due = {name for name, at in _pending(eng) if size > at}
+    eng.fired_once.update(due - {"pairing"})
+    if "gcd" in due:
         gcd_capacity(eng)
         divisibility(eng)
-    if eng.relax and "surrogate" not in done and size > e.SURROGATE_STATES:
-        done.add("surrogate")
+    if "surrogate" in due:
         surrogate(eng)
         eng.next_pairing = 0  # a tighter bound: look for a solution that meets it now
-    if not eng.big and "dominance" not in done and size > e.DOMINANCE_STATES:
-        done.add("dominance")
+    if "dominance" in due:
         dominance(eng)
     if size > eng.next_pairing:
-        eng.next_pairing = max(size, e.PAIRING_STATES) * e.PAIRING_GROWTH
+        eng.next_pairing = max(size, common.PAIRING_STATES) * common.PAIRING_GROWTH
         pairing(eng)

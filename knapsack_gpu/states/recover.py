@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import engine
-from .sides import exact_total
+from .exact import exact_total
 
 
 def selection(eng, inc) -> np.ndarray | None:
@@ -24,24 +23,24 @@ def selection(eng, inc) -> np.ndarray | None:
     from . import solve_items
 
     P, W, V, E = inc.state
-    units = eng.units
+    entries = eng.entries()
     x = np.zeros(eng.n, dtype=bool)
-    x[eng.brk.left] = True
-    dp, dw = P - eng.brk.psum, W - eng.brk.wsum
-    window = engine.WINDOW
+    x[eng.left_items] = True
+    dp, dw = P - eng.psum, W - eng.wsum
+    window = eng.window
     start = max(0, E - window)
     for e in range(start, E):
         if (V >> (e % window)) & 1:
-            u, sign = eng.entries[e]
-            x[units.items(u)] = sign > 0
-            pu, wu = units.pw(u)
+            u, sign = entries[e]
+            x[eng.unit_items(u)] = sign > 0
+            pu, wu = eng.unit_pw(u)
             dp -= sign * pu
             dw -= sign * wu
     settled = dw == 0 and (dp == 0 if eng.integral else abs(dp) <= eng.z1 - eng.z)
     if not settled:
-        older = np.asarray([u for u, _ in eng.entries[:start]], dtype=np.int64)
-        signs = np.asarray([s for _, s in eng.entries[:start]])
-        op, ow, _ = units.arrays(older)
+        older = np.asarray([u for u, _ in entries[:start]], dtype=np.int64)
+        signs = np.asarray([s for _, s in entries[:start]])
+        op, ow, _ = eng.unit_arrays(older)
         target = dp + exact_total(op[signs < 0])
         room = dw + exact_total(ow[signs < 0])
         eng.stats.resolves += 1
@@ -52,7 +51,9 @@ def selection(eng, inc) -> np.ndarray | None:
             room,
             lower=lower,
             upper=target,
-            ops=eng.ops,
+            device=eng.device,
+            device_states=eng.device_states,
+            binding=eng.host_binding,
             meter=eng.meter,
             relax=eng.relax,
             stats=eng.stats,
@@ -65,11 +66,11 @@ def selection(eng, inc) -> np.ndarray | None:
                 f"got {value}"
             )
         for u in older.tolist():
-            x[units.items(u)] = False
+            x[eng.unit_items(u)] = False
         for u in older[sub].tolist():
-            x[units.items(u)] = True
+            x[eng.unit_items(u)] = True
     for u, sign in inc.extra:
-        x[units.items(u)] = sign > 0
+        x[eng.unit_items(u)] = sign > 0
     return np.flatnonzero(x)
 
 
@@ -77,6 +78,6 @@ def selection_or_none(eng, inc) -> np.ndarray | None:
     """:func:`selection` where it is cheap: the items an explicit incumbent or the bits alone give, else None."""
     if inc.selection is not None or inc.state is None:
         return selection(eng, inc)
-    if inc.state[3] <= engine.WINDOW:
+    if inc.state[3] <= eng.window:
         return selection(eng, inc)
     return None

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import exact
-from .sides import exact_total, find_break
+from .exact import exact_total
 
 
 @dataclass
@@ -34,8 +34,9 @@ class _LP:
         return self.psum + (self.room * float(p[self.b]) / float(w[self.b]) if self.b is not None else 0.0)
 
 
-def _lp(p: np.ndarray, w: np.ndarray, c: int) -> _LP:
-    """The greedy LP of items (p, w) at capacity c; items with w <= 0 are always taken."""
+def _lp(eng, p: np.ndarray, w: np.ndarray, c: int) -> _LP:
+    """The greedy LP of items (p, w) at capacity c; items with w <= 0 are always taken (the break item found in the
+    engine's binding)."""
     free = w <= 0
     nfree = int(np.count_nonzero(free))
     psum = exact_total(p[free]) if nfree else 0
@@ -44,8 +45,9 @@ def _lp(p: np.ndarray, w: np.ndarray, c: int) -> _LP:
     pr, wr = p[rest], w[rest]
     if exact_total(wr) <= cap:
         return _LP(psum + exact_total(pr), 0, None, int(p.size))
-    brk = find_break(exact.keys(pr, wr), pr, wr, cap, sets=False)
-    return _LP(psum + brk.psum, cap - brk.wsum, int(rest[brk.b]), nfree + brk.count)
+    order, j = eng.B.break_order(exact.keys(pr, wr), pr, wr, cap, eng.integral)
+    before = order[:j]
+    return _LP(psum + exact_total(pr[before]), cap - exact_total(wr[before]), int(rest[order[j]]), nfree + j)
 
 
 def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int | None) -> int:
@@ -57,14 +59,14 @@ def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int | None) -> int:
     return (pb * c + exact_total(d[d > 0])) // wb
 
 
-def _search(p, w, c: int, lo: int, hi: int, card: int, start: float) -> int:
+def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start: float) -> int:
     """combo's ``surbin``: binary search over integer multipliers s in [lo, hi] for the least LP bound; the sign of
     the bound's slope in s, estimated with the break item kept, picks the half to go on with. Returns the best s
     (0 when none beats ``start``)."""
     best_s, best_u = 0, start
     while lo <= hi:
         s = (lo + hi) // 2
-        lp = _lp(p, w + s, max(0, c + s * card))
+        lp = _lp(eng, p, w + s, max(0, c + s * card))
         ua = lp.value(p, w + s)
         if ua < best_u:
             best_s, best_u = s, ua
@@ -84,13 +86,13 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
     """An upper bound on the solutions better than z holding <= card items (multipliers s in [0, hi]) or >= card
     items (s in [lo, 0])."""
     from . import solve_items
-    from .engine import Incumbent, StatesOverflow
+    from .common import Incumbent, StatesOverflow
 
     p, w, c, z = eng.p, eng.w, eng.c, eng.z
-    s = _search(p, w, c, lo, hi, card, float(eng.ub))
+    s = _search(eng, p, w, c, lo, hi, card, float(eng.ub))
     cs = max(0, c + s * card)
     ws = w + s
-    lp = _lp(p, ws, cs)
+    lp = _lp(eng, p, ws, cs)
     u = exact_bound(p, ws, cs, lp.b)
     if u <= z or s == 0:
         return u
@@ -108,7 +110,9 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
             ws[rest],
             room,
             lower=z - ps,
-            ops=eng.ops,
+            device=eng.device,
+            device_states=eng.device_states,
+            binding=eng.host_binding,
             meter=eng.meter,
             max_updates=budget,
             relax=False,
@@ -126,7 +130,7 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
 def surrogate(eng) -> None:
     """Tighten ``eng.ub`` (and maybe raise z) by the surrogate relaxation, where the cardinality limits allow."""
     p, w, c, z = eng.p, eng.w, eng.c, eng.z
-    b1 = int(eng.brk.left.size)
+    b1 = int(eng.left_items.size)
     cw = np.cumsum(np.sort(w))
     card1 = int(np.searchsorted(cw, c, side="right"))  # at most this many items fit
     cp = np.cumsum(np.sort(p)[::-1])

@@ -1,0 +1,784 @@
+"""The expanding core's search, written once: the loop, the break item, the two sides and the list step.
+
+This module is plain Python in the subset numba compiles (arrays, scalars, tuples; no Python objects). It is run in
+one of three bindings (:mod:`.modes`), which differ only in what the few list operations (``merge``, ``prune``,
+``room_for``, ``state_at``) and the exact-arithmetic helpers (``lin_sat``, ``ratio_cmp``, ``break_order``) are:
+
+- compiled: every function here compiled by numba, the list ops as the scalar loops below (one linear merge, one
+  fathoming pass: a few ns a state);
+- python: the same functions interpreted, the list ops vectorised in numpy (:mod:`.lists`), exact for Python
+  integers too (instances whose sums pass int64), and the reference the compiled ops are tested against;
+- device: interpreted, the list ops in torch on a CUDA device (lists of millions of states).
+
+The search state lives in arrays so that every binding reads and writes the same state and a search can move from
+one binding to another between two calls of :func:`run` (the engine does when numba has loaded, or when the list is
+long enough for the device):
+
+- ``IR`` (int64) and ``VR`` (the values' dtype) hold the scalars, at the slots named below;
+- ``SR`` (2 x ...) each side's counters; ``POOL``, ``BUF``, ``BUFD`` (2 x ...) each side's unsorted items, its
+  sorted chunk of units and their reduced costs;
+- units (``UP``, ``UW``, ``UD``, ``UMS``, ``UML``, ``MEMBERS``): the n items, then bundles of identical items;
+- ``EU``, ``ES``: the units that entered the core, in order, and their sign (+1 added, -1 removed);
+- ``L``: the state list (weights W, values P, decision bits V), sorted by weight with strictly increasing value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# --- what run() returns ----------------------------------------------------------------------------------------------
+DONE = 0  # no state left, both sides exhausted, or z met the upper bound: z is optimal
+BUDGET = 1  # the next step would pass IR[BUDGET] state updates
+EXTRAS = 2  # the list passed IR[EVENT_SIZE] states: the engine fires combo's extras
+DEVICE = 3  # the list reached IR[DEVICE_SIZE] states: the engine moves it to the device
+MEMORY = 4  # the next step does not fit IR[MEM_BYTES]
+PROGRESS = 5  # IR[UPDATES] reached IR[PROGRESS_AT]
+
+# --- IR: int64 registers ---------------------------------------------------------------------------------------------
+C = 0  # capacity
+SIZE = 1  # states in the list
+ENTRIES = 2  # units that entered the core
+TURN_LEFT = 3  # 1: the left side is next
+EXHAUSTED = 4  # 4 + side: 1 when that side has nothing left
+UPDATES = 6  # candidate states built so far (two per state and unit)
+BUDGET_AT = 7  # stop before UPDATES passes this (-1: no budget)
+EVENT_SIZE = 8  # return EXTRAS once the list holds more states than this
+DEVICE_SIZE = 9  # return DEVICE once the list holds this many states (-1: never)
+MEM_BYTES = 10  # bytes the list may use
+WINDOW = 11  # decision bits a state keeps (the last WINDOW core entries)
+INC_NEW = 12  # 1 once run() improved z from a state (read and cleared by the engine)
+INC_W = 13  # that state's weight, bits and entries
+INC_V = 14
+INC_E = 15
+PEAK = 16  # the most states the list held
+NITEMS = 17  # n: units below n are items, bundles from n on
+NUNITS = 18  # units made so far
+NMEMBERS = 19  # MEMBERS used by bundles
+STARTED = 20  # 1 once the break item has entered
+PROGRESS_AT = 21  # return PROGRESS once UPDATES reaches this
+BRK = 22  # the break item
+WB = 23  # its weight
+WSUM = 24  # the break solution's weight
+INTEGRAL = 25  # 1: whole-number values (exact), 0: float values
+LIST_BYTES = 26  # the most bytes the list's arrays held (the compiled binding's buffers, the numpy temporaries)
+D_FITS = 27  # 1: the reduced costs (and k-fold bundles of them) fit int64, compared with the clamped gap
+N_IR = 28
+
+# --- VR: registers in the values' dtype ----------------------------------------------------------------------------
+Z = 0  # the incumbent's value
+Z1 = 1  # what a state must reach to count: z + 1 (whole numbers) or z plus a relative margin (floats)
+GAP = 2  # the Dembo-Hammer gap at z (clamped to +-LIM for whole numbers)
+UB = 3  # an upper bound on the optimum: the search stops when z meets it
+PB = 4  # the break item's value
+PSUM = 5  # the break solution's value
+INC_P = 6  # the state run() improved z from: its value
+N_VR = 7
+
+# --- SR: each side's counters (row 0 left, row 1 right) --------------------------------------------------------------
+LEFT = 0
+RIGHT = 1
+PLEN = 0  # unsorted items left in POOL[side]
+BLEN = 1  # units in the sorted chunk BUF[side]
+BPOS = 2  # the next unit of the chunk
+CHUNK = 3  # items the next chunk takes (grows fourfold)
+FIXED = 4  # items the Dembo-Hammer test fixed on this side
+N_SR = 5
+
+FIRST_CHUNK = 32  # the first chunk a side sorts; later ones grow fourfold
+BUNDLE_RUN = 4  # identical items enter as bundles from runs of this many
+LIM = 2**62  # |products| below this add up without wrapping int64; gaps are clamped to it
+FLOAT_TOL = 1e-12  # float values: a state must beat z by this relative margin, against rounding in its sums
+SORT_SMALL = 16  # the break item's selection sorts what is left below this many items
+BYTES_PER_CANDIDATE = 24  # weight, value and bits of one state in a list buffer (compiled binding)
+TOP_BIT = np.int64(-(2**63))  # bit 63 of an int64
+U32 = np.uint64(0xFFFFFFFF)
+S32 = np.uint64(32)
+
+
+def _unbound(*args):
+    raise RuntimeError("the kernels run through a binding: see knapsack_gpu.states.modes")
+
+
+# What each binding supplies (:mod:`.modes`): the list ops, the exact-arithmetic helpers, the break item, the setup
+# and the sides' refill. Here they are placeholders.
+merge = prune = room_for = state_at = _unbound
+lin_sat = lin_ge0 = ratio_cmp = muldiv = order_ties = break_order = setup = refill = _unbound
+
+
+# --- exact arithmetic (compiled: 128-bit products from 64-bit halves) ------------------------------------------------
+
+
+def _umul(a, b):
+    """The 128-bit product of two uint64 as (hi, lo)."""
+    a0, a1, b0, b1 = a & U32, a >> S32, b & U32, b >> S32
+    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    mid = (p00 >> S32) + (p01 & U32) + (p10 & U32)
+    return p11 + (p01 >> S32) + (p10 >> S32) + (mid >> S32), (p00 & U32) | (mid << S32)
+
+
+def _smul(a, b):
+    """a * b for int64 |a|, |b| < 2**63 as (sign -1/0/1, hi, lo) of its magnitude."""
+    if a == 0 or b == 0:
+        return 0, np.uint64(0), np.uint64(0)
+    s = 1 if (a > 0) == (b > 0) else -1
+    hi, lo = _umul(np.uint64(abs(a)), np.uint64(abs(b)))
+    return s, hi, lo
+
+
+def _mag_cmp(h1, l1, h2, l2) -> int:
+    if h1 != h2:
+        return 1 if h1 > h2 else -1
+    if l1 != l2:
+        return 1 if l1 > l2 else -1
+    return 0
+
+
+def _scmp(s1, h1, l1, s2, h2, l2) -> int:
+    """Compare two signed 128-bit numbers given as sign and magnitude: -1, 0 or 1."""
+    if s1 != s2:
+        return 1 if s1 > s2 else -1
+    if s1 == 0:
+        return 0
+    m = _mag_cmp(h1, l1, h2, l2)
+    return m if s1 > 0 else -m
+
+
+def lin_ge0_c(a, x, b, y) -> bool:
+    """a * x + b * y >= 0, exactly, for int64 operands of magnitude below 2**63 (compiled binding)."""
+    s1, h1, l1 = _smul(a, x)
+    s2, h2, l2 = _smul(-b, y)
+    return _scmp(s1, h1, l1, s2, h2, l2) >= 0
+
+
+def lin_sat_c(a, x, b, y):
+    """a * x + b * y clamped to [-LIM, LIM], exactly (compiled binding; operands of magnitude below 2**62)."""
+    s1, h1, l1 = _smul(a, x)
+    s2, h2, l2 = _smul(b, y)
+    # each product below 2**124: compare against the clamp through the magnitudes
+    if s1 == 0 and s2 == 0:
+        return np.int64(0)
+    if (s1 >= 0 and s2 >= 0) or (s1 <= 0 and s2 <= 0):  # same sign: the magnitudes add
+        s = s1 if s1 != 0 else s2
+        lo = l1 + l2
+        hi = h1 + h2 + (np.uint64(1) if lo < l1 else np.uint64(0))
+        if hi != 0 or lo >= np.uint64(LIM):
+            return np.int64(LIM) if s > 0 else np.int64(-LIM)
+        return np.int64(lo) if s > 0 else -np.int64(lo)
+    # opposite signs: the larger magnitude minus the smaller, with its sign
+    m = _mag_cmp(h1, l1, h2, l2)
+    if m == 0:
+        return np.int64(0)
+    if m > 0:
+        s, hi, lo, h, l2_ = s1, h1, l1, h2, l2
+    else:
+        s, hi, lo, h, l2_ = s2, h2, l2, h1, l1
+    borrow = np.uint64(1) if lo < l2_ else np.uint64(0)
+    lo = lo - l2_
+    hi = hi - h - borrow
+    if hi != 0 or lo >= np.uint64(LIM):
+        return np.int64(LIM) if s > 0 else np.int64(-LIM)
+    return np.int64(lo) if s > 0 else -np.int64(lo)
+
+
+def ratio_cmp_c(pa, wa, pb, wb) -> int:
+    """Compare pa / wa with pb / wb exactly (non-negative whole numbers, w > 0): -1, 0 or 1."""
+    h1, l1 = _umul(np.uint64(pa), np.uint64(wb))
+    h2, l2 = _umul(np.uint64(pb), np.uint64(wa))
+    return _mag_cmp(h1, l1, h2, l2)
+
+
+def order_ties_c(order, k, p, w, descending, integral):
+    """Runs of equal float keys in ``order`` (sorted by key) put in exact ratio order, then by index."""
+    n = order.shape[0]
+    if not integral:
+        return order
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and k[j] == k[i]:
+            j += 1
+        differ = False
+        for t in range(i, j - 1):
+            if ratio_cmp(p[order[t]], w[order[t]], p[order[t + 1]], w[order[t + 1]]) != 0:
+                differ = True
+                break
+        if differ:  # rare: an insertion sort of the run by (ratio, index)
+            for t in range(i + 1, j):
+                x = order[t]
+                s = t - 1
+                while s >= i:
+                    r = ratio_cmp(p[x], w[x], p[order[s]], w[order[s]])
+                    if descending:
+                        r = -r
+                    if r < 0 or (r == 0 and x < order[s]):
+                        order[s + 1] = order[s]
+                        s -= 1
+                    else:
+                        break
+                order[s + 1] = x
+        i = j
+    return order
+
+
+def _sort_run(idx, keys, p, w, integral):
+    """idx sorted into the efficiency order (a copy)."""
+    idx = np.sort(idx)  # ties of exact ratio go by index
+    o = np.argsort(-keys[idx], kind="mergesort")
+    idx = idx[o]
+    return order_ties(idx, keys[idx], p, w, True, integral)
+
+
+def _one_ratio(idx, lo, hi, p, w, integral) -> bool:
+    """Whether the items idx[lo:hi] (equal keys) have one exact ratio (then the order among them is by index)."""
+    if integral:
+        a = idx[lo]
+        for t in range(lo + 1, hi):
+            if ratio_cmp(p[a], w[a], p[idx[t]], w[idx[t]]) != 0:
+                return False
+    return True
+
+
+def break_order_c(keys, p, w, cap, integral):
+    """(order, j): the items with the break item at order[j], those before it in the efficiency order (key
+    descending, exact ratio, then index: the break solution) in order[:j] and those after it in order[j + 1:], each
+    part in no particular order. A weighted quickselect with three-way partitions on the key: expected O(n)."""
+    n = keys.shape[0]
+    idx = np.arange(n)
+    kk = keys.copy()  # permuted with idx so that every pass reads memory in order
+    lo, hi, acc = 0, n, 0
+    while hi - lo > SORT_SMALL:
+        a, b, c = kk[lo], kk[(lo + hi) // 2], kk[hi - 1]
+        pk = max(min(a, b), min(max(a, b), c))  # median of three
+        # [lo, gt): key > pk, [gt, eq): key == pk, [eq, hi): key < pk
+        gt, t, eq = lo, lo, hi
+        wg, we = 0, 0
+        while t < eq:
+            x = kk[t]
+            if x > pk:
+                kk[t], kk[gt] = kk[gt], x
+                idx[t], idx[gt] = idx[gt], idx[t]
+                wg += w[idx[gt]]
+                gt += 1
+                t += 1
+            elif x < pk:
+                eq -= 1
+                kk[t], kk[eq] = kk[eq], x
+                idx[t], idx[eq] = idx[eq], idx[t]
+            else:
+                we += w[idx[t]]
+                t += 1
+        if acc + wg > cap:
+            hi = gt
+        elif acc + wg + we > cap:
+            acc += wg
+            lo, hi = gt, eq
+            if _one_ratio(idx, lo, hi, p, w, integral):  # e.g. a subset sum: the break in index order
+                band = np.sort(idx[lo:hi])
+                j = lo
+                while acc + w[band[j - lo]] <= cap:
+                    acc += w[band[j - lo]]
+                    j += 1
+                idx[lo:hi] = band
+                return idx, j
+            break
+        else:
+            acc += wg + we
+            lo = eq
+    idx[lo:hi] = _sort_run(idx[lo:hi], keys, p, w, integral)
+    j = lo
+    while j < hi and acc + w[idx[j]] <= cap:
+        acc += w[idx[j]]
+        j += 1
+    return idx, j
+
+
+def _gcd(a, b):
+    while b:
+        a, b = b, a % b
+    return a
+
+
+def muldiv_c(a, b, c):
+    """floor(a * b / c) for 0 <= a, b < 2**63 and 0 < c < 2**62, when the quotient is below 2**63 (compiled
+    binding: long division of the 128-bit product)."""
+    hi, lo = _umul(np.uint64(a), np.uint64(b))
+    d = np.uint64(c)
+    r = hi % d
+    q = np.uint64(0)
+    one = np.uint64(1)
+    for _ in range(64):
+        r = (r << one) | (lo >> np.uint64(63))
+        lo = lo << one
+        q = q << one
+        if r >= d:
+            r -= d
+            q |= one
+    return np.int64(q)
+
+
+def setup_c(keys, p, w, c, integral):
+    """What a search starts from, in one O(n) pass (compiled binding; :func:`.exact.setup_np` is the numpy twin):
+    (order, j) as :func:`break_order_c`, the break solution's weight and value (VS[0]), the reduced costs d (p_i wb -
+    w_i pb exactly, clamped; p_i - (pb / wb) w_i for floats) and whether every bundle of them fits int64, the LP
+    bound at c (VS[1]), the gcd of the values (0 for floats), whether p - w takes at most two values (the counting
+    bound's classes), and the most valuable item after the break that fits beside the break solution (-1: none)."""
+    n = p.shape[0]
+    order, j = break_order(keys, p, w, c, integral)
+    b = order[j]
+    VS = np.zeros(2, dtype=p.dtype)
+    wsum = 0
+    for t in range(j):
+        wsum += w[order[t]]
+        VS[0] += p[order[t]]
+    pb, wb = p[b], w[b]
+    d = np.empty(n, dtype=p.dtype)
+    fits = True
+    g = 0
+    two = integral
+    if integral:
+        lim = LIM // max(n, 1)
+        o1, o2 = p[0] - w[0], p[0] - w[0]
+        for i in range(n):
+            v = lin_sat(p[i], wb, -w[i], pb)
+            d[i] = v
+            if abs(v) >= lim:
+                fits = False
+            if g != 1:
+                g = _gcd(g, p[i])
+            if two:
+                o = p[i] - w[i]
+                if o != o1:
+                    if o2 == o1:
+                        o2 = o
+                    elif o != o2:
+                        two = False
+        VS[1] = VS[0] + muldiv(c - wsum, pb, wb)
+    else:
+        slope = pb / wb
+        for i in range(n):
+            d[i] = p[i] - slope * w[i]
+        VS[1] = VS[0] + (c - wsum) * slope * (1 + 1e-15) + 1e-300
+    room = c - wsum
+    fit = -1
+    for t in range(j + 1, n):
+        i = order[t]
+        if w[i] <= room and (fit < 0 or p[i] > p[fit]):
+            fit = i
+    return order, j, wsum, VS, d, fits, g, two, fit
+
+
+# --- units ----------------------------------------------------------------------------------------------------------
+
+
+def _new_bundle(order, pos, k, IR, UP, UW, UD, UMS, UML, MEMBERS, p, w, d):
+    u = IR[NUNITS]
+    IR[NUNITS] = u + 1
+    i = order[pos]
+    UP[u] = k * p[i]
+    UW[u] = k * w[i]
+    UD[u] = k * d[i] if IR[D_FITS] == 1 else d[i]  # unused where they do not fit (see _admit)
+    m = IR[NMEMBERS]
+    MEMBERS[m : m + k] = order[pos : pos + k]
+    UMS[u] = m
+    UML[u] = k
+    IR[NMEMBERS] = m + k
+    return u
+
+
+def bundle(s, order, IR, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, p, w, d) -> int:
+    """The sorted chunk ``order`` as units in BUF[s]: runs of BUNDLE_RUN or more identical adjacent items become
+    binary bundles of 1, 2, 4, ... copies and the remainder (every count stays reachable, log2(k) units enter the core
+    instead of k; a run of 2 or 3 would give as many units for the work). Returns the number of units."""
+    n = order.shape[0]
+    out = 0
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and p[order[j]] == p[order[i]] and w[order[j]] == w[order[i]]:
+            j += 1
+        if j - i < BUNDLE_RUN:
+            for t in range(i, j):
+                BUF[s, out] = order[t]
+                BUFD[s, out] = d[order[t]]
+                out += 1
+        else:
+            size, pos = 1, i
+            while pos < j:
+                k = min(size, j - pos)
+                if k == 1:
+                    BUF[s, out] = order[pos]
+                    BUFD[s, out] = d[order[pos]]
+                else:
+                    u = _new_bundle(order, pos, k, IR, UP, UW, UD, UMS, UML, MEMBERS, p, w, d)
+                    BUF[s, out] = u
+                    BUFD[s, out] = UD[u]
+                out += 1
+                pos += k
+                size *= 2
+        i = j
+    return out
+
+
+# --- the sides ------------------------------------------------------------------------------------------------------
+
+
+def _admit(right, du, u, IR, VR, UP, UW) -> bool:
+    """The Dembo-Hammer test: flipping unit u (reduced cost du) can still beat z: the LP bound at the break item's
+    slope with u added (right) or removed (left) reaches z1. Where the reduced costs fit int64 that is du >= -gap
+    (right) or du <= gap (left); elsewhere the bound itself, (psum - z1 +- p_u) wb + (c - wsum -+ w_u) pb >= 0, in
+    exact 128-bit products."""
+    if IR[D_FITS] == 1:
+        return du >= -VR[GAP] if right else du <= VR[GAP]
+    sg = 1 if right else -1
+    return lin_ge0(VR[PSUM] - VR[Z1] + sg * UP[u], IR[WB], IR[C] - IR[WSUM] - sg * UW[u], VR[PB])
+
+
+def refill_np(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> None:
+    """The next chunk of side s, nearest the break first: the pool is filtered by the Dembo-Hammer test at today's
+    gap, then the CHUNK items nearest the break (ties of key included: no item left outside can be nearer) are sorted
+    by key, weight and exact ratio, and bundled. Vectorised (the python binding; :func:`refill_c` is the compiled
+    binding's, in place)."""
+    right = s == RIGHT
+    gap = VR[GAP]
+    plen = SR[s, PLEN]
+    SR[s, BPOS] = 0
+    SR[s, BLEN] = 0
+    if plen == 0:
+        return
+    pool = POOL[s, :plen]
+    if IR[D_FITS] == 1:
+        dd = d[pool]
+        kept = pool[(dd >= -gap) if right else (dd <= gap)]
+    else:
+        admitted = np.empty(plen, dtype=np.bool_)
+        for t in range(plen):
+            admitted[t] = _admit(right, d[pool[t]], pool[t], IR, VR, UP, UW)
+        kept = pool[admitted]
+    m = kept.shape[0]
+    SR[s, FIXED] += plen - m
+    if m == 0:
+        SR[s, PLEN] = 0
+        return
+    k = SR[s, CHUNK]
+    SR[s, CHUNK] = 4 * k
+    kk = keys[kept]
+    if k < m:
+        if right:
+            sel = kk >= np.partition(kk, m - k)[m - k]
+        else:
+            sel = kk <= np.partition(kk, k - 1)[k - 1]
+        chunk = kept[sel]
+        rest = kept[~sel]
+    else:
+        chunk = kept
+        rest = kept[:0]
+    POOL[s, : rest.shape[0]] = rest
+    SR[s, PLEN] = rest.shape[0]
+    # by key (nearest the break first), then by weight so that identical items sit together, exact ties after
+    o = np.argsort(w[chunk], kind="mergesort")
+    chunk = chunk[o]
+    ck = keys[chunk]
+    o = np.argsort(-ck if right else ck, kind="mergesort")
+    order = order_ties(chunk[o], ck[o], p, w, right, IR[INTEGRAL] == 1)
+    SR[s, BLEN] = bundle(s, order, IR, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, p, w, d)
+
+
+def _comes_first(a, b, keys, w, right) -> bool:
+    """Whether item a sorts before item b in a chunk: key nearest the break first, then lighter first."""
+    if keys[a] != keys[b]:
+        return keys[a] > keys[b] if right else keys[a] < keys[b]
+    return w[a] < w[b]
+
+
+def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> None:
+    """:func:`refill_np` in place, with the same chunk in the same order: the filter compacts the pool, the rest of
+    the pool stays in its order, a short chunk is insertion-sorted (stable, as the two stable argsorts are)."""
+    right = s == RIGHT
+    plen = SR[s, PLEN]
+    SR[s, BPOS] = 0
+    SR[s, BLEN] = 0
+    if plen == 0:
+        return
+    pool = POOL[s]
+    m = 0
+    for t in range(plen):
+        x = pool[t]
+        if _admit(right, d[x], x, IR, VR, UP, UW):
+            pool[m] = x
+            m += 1
+    SR[s, FIXED] += plen - m
+    if m == 0:
+        SR[s, PLEN] = 0
+        return
+    k = SR[s, CHUNK]
+    SR[s, CHUNK] = 4 * k
+    chunk = np.empty(m, dtype=np.int64)  # ties of key may take more than k
+    nc = 0
+    if k < m:
+        kk = np.empty(m, dtype=np.float64)
+        for t in range(m):
+            kk[t] = keys[pool[t]]
+        thr = np.partition(kk, m - k)[m - k] if right else np.partition(kk, k - 1)[k - 1]
+        r = 0
+        for t in range(m):
+            x = pool[t]
+            if (keys[x] >= thr) if right else (keys[x] <= thr):
+                chunk[nc] = x
+                nc += 1
+            else:
+                pool[r] = x
+                r += 1
+        SR[s, PLEN] = r
+    else:
+        chunk[:m] = pool[:m]
+        nc = m
+        SR[s, PLEN] = 0
+    chunk = chunk[:nc]
+    if nc <= 64:
+        for t in range(1, nc):
+            x = chunk[t]
+            u = t - 1
+            while u >= 0 and _comes_first(x, chunk[u], keys, w, right):
+                chunk[u + 1] = chunk[u]
+                u -= 1
+            chunk[u + 1] = x
+    else:
+        chunk = chunk[np.argsort(w[chunk], kind="mergesort")]
+        ck = keys[chunk]
+        chunk = chunk[np.argsort(-ck if right else ck, kind="mergesort")]
+    order = order_ties(chunk, keys[chunk], p, w, right, IR[INTEGRAL] == 1)
+    SR[s, BLEN] = bundle(s, order, IR, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, p, w, d)
+
+
+def peek(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> int:
+    """The next unit of side s nearest the break (-1: none left), without the Dembo-Hammer test."""
+    if SR[s, BPOS] == SR[s, BLEN]:
+        refill(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+    return BUF[s, SR[s, BPOS]] if SR[s, BPOS] < SR[s, BLEN] else -1
+
+
+def take(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> int:
+    """Pop units of side s until one passes the Dembo-Hammer test at today's gap (-1: the side is exhausted); the
+    ones that fail are fixed (left in the break solution, or out of it)."""
+    right = s == RIGHT
+    while True:
+        if SR[s, BPOS] == SR[s, BLEN]:
+            refill(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+            if SR[s, BLEN] == 0:
+                return -1
+        pos = SR[s, BPOS]
+        u = BUF[s, pos]
+        SR[s, BPOS] = pos + 1
+        if _admit(right, BUFD[s, pos], u, IR, VR, UP, UW):
+            return u
+        SR[s, FIXED] += UML[u]
+
+
+def next_unit(IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d):
+    """(unit, sign) of the next core entry, the sides taking turns: (-1, 0) when both are exhausted."""
+    while IR[EXHAUSTED + LEFT] == 0 or IR[EXHAUSTED + RIGHT] == 0:
+        left = IR[TURN_LEFT] == 1
+        IR[TURN_LEFT] = 0 if left else 1
+        s = LEFT if left else RIGHT
+        if IR[EXHAUSTED + s] == 1:
+            continue
+        u = take(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+        if u < 0:
+            IR[EXHAUSTED + s] = 1
+            continue
+        return u, (-1 if left else 1)
+    return -1, 0
+
+
+# --- the incumbent and the bounds -------------------------------------------------------------------------------------
+
+
+def refresh(IR, VR) -> None:
+    """Z1 and the Dembo-Hammer gap after z or the capacity changed: whole numbers gap = (psum - z1) wb +
+    (c - wsum) pb (clamped: every reduced cost lies inside +-LIM); floats gap = the Lagrangian bound at c minus z1."""
+    z = VR[Z]
+    if IR[INTEGRAL] == 1:
+        VR[Z1] = z + 1
+        VR[GAP] = lin_sat(VR[PSUM] - VR[Z1], IR[WB], IR[C] - IR[WSUM], VR[PB])
+    else:
+        tol = max(FLOAT_TOL, 4e-16 * IR[NITEMS])
+        VR[Z1] = z + tol * max(1.0, abs(z))
+        VR[GAP] = lagrangian_float(IR, VR, IR[C]) - VR[Z1]
+
+
+def lagrangian_float(IR, VR, c):
+    """The LP bound at the break item's slope for capacity c, rounded up (float values)."""
+    return VR[PSUM] + (c - IR[WSUM]) * (VR[PB] / IR[WB]) * (1 + 1e-15) + 1e-300
+
+
+def _improve(L, j, IR, VR) -> None:
+    P, W, V = state_at(L, IR, j)
+    VR[Z] = P
+    VR[INC_P] = P
+    IR[INC_W] = W
+    IR[INC_V] = V
+    IR[INC_E] = IR[ENTRIES]
+    IR[INC_NEW] = 1
+    refresh(IR, VR)
+
+
+def _bit(slot):
+    return TOP_BIT if slot == 63 else np.int64(1) << np.int64(slot)
+
+
+# --- the search -----------------------------------------------------------------------------------------------------
+
+
+def step(L, u, sign, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES):
+    """Unit u enters the core (sign +1: added, -1: removed): merge the list with its shifted copy (dominance:
+    strictly increasing values), raise z with the best feasible state, then fathom with the next unit's slope on
+    each side (nothing left to add beats the next right unit's efficiency, nothing left to remove is worse than the
+    next left unit's)."""
+    e = IR[ENTRIES]
+    EU[e] = u
+    ES[e] = sign
+    IR[ENTRIES] = e + 1
+    IR[UPDATES] += 2 * IR[SIZE]
+    L, k, feasible = merge(L, IR, UP[u], UW[u], sign, _bit(e % IR[WINDOW]))
+    if feasible > 0 and state_at(L, IR, feasible - 1)[0] > VR[Z]:
+        _improve(L, feasible - 1, IR, VR)
+    t = peek(RIGHT, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+    s = peek(LEFT, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+    L, k = prune(L, IR, VR, k, feasible, t, s, UP, UW)
+    IR[SIZE] = k
+    IR[PEAK] = max(IR[PEAK], k)
+    return L
+
+
+def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES):
+    """Search on until an event (see the constants at the top); returns (event, list)."""
+    if IR[STARTED] == 0:
+        if VR[Z] >= VR[UB]:
+            return DONE, L
+        if not room_for(L, IR, 2):
+            return MEMORY, L
+        IR[STARTED] = 1
+        L = step(L, IR[BRK], 1, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES)
+    while IR[SIZE] > 0 and VR[Z] < VR[UB]:
+        if IR[SIZE] > IR[EVENT_SIZE]:
+            return EXTRAS, L
+        if IR[DEVICE_SIZE] >= 0 and IR[SIZE] >= IR[DEVICE_SIZE]:
+            return DEVICE, L
+        if IR[UPDATES] >= IR[PROGRESS_AT]:
+            return PROGRESS, L
+        m = 2 * IR[SIZE]
+        if IR[BUDGET_AT] >= 0 and IR[UPDATES] + m > IR[BUDGET_AT]:
+            return BUDGET, L
+        if not room_for(L, IR, m):
+            return MEMORY, L
+        u, sign = next_unit(IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+        if u < 0:
+            break
+        L = step(L, u, sign, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES)
+    return DONE, L
+
+
+# --- the compiled binding's list: two rows of buffers, the current one and the one the next merge writes --------------
+
+
+def room_for_c(L, IR, m) -> bool:
+    """Whether a merge of m candidates fits IR[MEM_BYTES]: the spare row grows to m states (or twice its size where
+    that fits, so that growth is amortised) while the current row is alive."""
+    cW, sW = L[0], L[3]
+    if sW.shape[0] >= m:
+        return True
+    have = cW.shape[0] * BYTES_PER_CANDIDATE
+    return have + m * BYTES_PER_CANDIDATE <= IR[MEM_BYTES]
+
+
+def _grow(L, IR, m):
+    cW, cP, cV, sW, sP, sV = L
+    want = max(m, 2 * sW.shape[0])
+    if (cW.shape[0] + want) * BYTES_PER_CANDIDATE > IR[MEM_BYTES]:
+        want = m
+    sW = np.empty(want, dtype=cW.dtype)
+    sP = np.empty(want, dtype=cP.dtype)
+    sV = np.empty(want, dtype=cV.dtype)
+    IR[LIST_BYTES] = max(IR[LIST_BYTES], (cW.shape[0] + want) * BYTES_PER_CANDIDATE)
+    return cW, cP, cV, sW, sP, sV
+
+
+def merge_c(L, IR, pu, wu, sign, bit):
+    """One linear pass: the list (current row) and its copy shifted by (sign * wu, sign * pu) with ``bit`` set,
+    merged by weight into the spare row, keeping a state only if it is worth more than every lighter one (of equal
+    weights the most valuable; of equal states the unshifted one). Returns (list with the rows swapped, states,
+    states of weight <= c)."""
+    s = IR[SIZE]
+    if L[3].shape[0] < 2 * s:
+        L = _grow(L, IR, 2 * s)
+    W, P, V, oW, oP, oV = L
+    dw = sign * wu
+    dp = sign * pu
+    keep_bits = ~bit
+    c = IR[C]
+    i = 0
+    j = 0
+    k = 0
+    feasible = 0
+    while i < s or j < s:
+        if j >= s or (i < s and W[i] <= W[j] + dw):
+            a, b, v = W[i], P[i], V[i] & keep_bits
+            i += 1
+        else:
+            a, b, v = W[j] + dw, P[j] + dp, V[j] | bit
+            j += 1
+        if k == 0 or b > oP[k - 1]:
+            if k > 0 and oW[k - 1] == a:
+                k -= 1  # the same weight, worth more
+            oW[k] = a
+            oP[k] = b
+            oV[k] = v
+            k += 1
+            if a <= c:
+                feasible = k
+    return (oW, oP, oV, W, P, V), k, feasible
+
+
+def _keep_part(W, P, V, lo, hi, out, z1, c, pt, wt, integral):
+    """Compact the states [lo, hi) that pass (P - z1) wt + (c - W) pt >= 0 to ``out``; returns the new end."""
+    if hi <= lo:
+        return out
+    if not integral:
+        slope = pt / wt
+        for i in range(lo, hi):
+            if (P[i] - z1) + (c - W[i]) * slope >= 0:
+                W[out], P[out], V[out] = W[i], P[i], V[i]
+                out += 1
+        return out
+    # P and W increase along the list: the extremes bound every product
+    amax = max(abs(P[lo] - z1), abs(P[hi - 1] - z1))
+    bmax = max(abs(c - W[lo]), abs(c - W[hi - 1]))
+    if amax < LIM // max(wt, 1) and bmax < LIM // max(pt, 1):
+        for i in range(lo, hi):
+            if (P[i] - z1) * wt + (c - W[i]) * pt >= 0:
+                W[out], P[out], V[out] = W[i], P[i], V[i]
+                out += 1
+    else:
+        for i in range(lo, hi):
+            if lin_ge0_c(P[i] - z1, wt, c - W[i], pt):
+                W[out], P[out], V[out] = W[i], P[i], V[i]
+                out += 1
+    return out
+
+
+def prune_c(L, IR, VR, k, feasible, t, s, UP, UW):
+    """Fathom in place: a state of weight <= c survives iff it can still beat z adding units at the slope of the
+    next right unit t, one of weight > c iff removing units at the slope of the next left unit s (none left: it
+    cannot). Returns (list, states kept)."""
+    W, P, V = L[0], L[1], L[2]
+    z1, c, integral = VR[Z1], IR[C], IR[INTEGRAL] == 1
+    out = 0
+    if t >= 0:
+        out = _keep_part(W, P, V, 0, feasible, out, z1, c, UP[t], UW[t], integral)
+    if s >= 0:
+        out = _keep_part(W, P, V, feasible, k, out, z1, c, UP[s], UW[s], integral)
+    return L, out
+
+
+def state_at_c(L, IR, j):
+    return L[1][j], L[0][j], L[2][j]

@@ -1,0 +1,109 @@
+"""The three bindings of :mod:`.kernels`: one search, three ways to run its list operations.
+
+A binding is the kernels' functions bound to one set of list operations and exact-arithmetic helpers:
+
+- ``compiled``: every kernel compiled by numba (:mod:`knapsack_gpu.jit`), the list ops as its scalar loops;
+- ``python``: the kernels interpreted, the list ops in numpy (:mod:`.lists`), exact in Python integers where sums
+  pass int64: the reference and the fallback;
+- ``device``: interpreted, the list ops in torch on a CUDA device.
+
+The kernels call the list ops by name; each binding gives the names its own functions (a copy of each kernel with
+its own globals), so the loop, the sides and the bounds exist once.
+"""
+
+from __future__ import annotations
+
+import types
+from functools import cache
+
+from . import exact, kernels, lists
+
+# The names the kernels call that each binding supplies.
+
+COMPILED_OPS = {
+    "merge": "merge_c",
+    "prune": "prune_c",
+    "room_for": "room_for_c",
+    "state_at": "state_at_c",
+    "lin_sat": "lin_sat_c",
+    "lin_ge0": "lin_ge0_c",
+    "ratio_cmp": "ratio_cmp_c",
+    "order_ties": "order_ties_c",
+    "break_order": "break_order_c",
+    "muldiv": "muldiv_c",
+    "setup": "setup_c",
+    "refill": "refill_c",
+}
+PYTHON_OPS = {
+    "merge": lists.merge_np,
+    "prune": lists.prune_np,
+    "room_for": lists.room_for_np,
+    "state_at": lists.state_at_np,
+    "lin_sat": exact.lin_sat,
+    "lin_ge0": exact.lin_ge0_py,
+    "ratio_cmp": exact.ratio_cmp,
+    "order_ties": exact.order_ties_k,
+    "break_order": exact.break_order,
+    "muldiv": exact.muldiv,
+    "setup": exact.setup_np,
+    "refill": "refill_np",
+}
+DEVICE_OPS = {
+    **PYTHON_OPS,
+    "merge": lists.merge_torch,
+    "prune": lists.prune_torch,
+    "room_for": lists.room_for_np,
+    "state_at": lists.state_at_torch,
+}
+
+
+def _kernel_functions() -> dict[str, types.FunctionType]:
+    return {
+        name: f
+        for name, f in vars(kernels).items()
+        if isinstance(f, types.FunctionType) and f.__module__ == kernels.__name__ and f is not kernels._unbound
+    }
+
+
+class Binding:
+    """The kernels bound to one set of list ops: ``binding.run``, ``binding.break_order``, ... ."""
+
+    def __init__(self, name: str, functions: dict):
+        self.name = name
+        self.__dict__.update(functions)
+
+    @property
+    def compiled(self) -> bool:
+        return self.name == "compiled"
+
+
+def _bind(name: str, ops: dict, wrap=None) -> Binding:
+    ns = dict(vars(kernels))
+    out = {}
+    for fname, f in _kernel_functions().items():
+        g = types.FunctionType(f.__code__, ns, fname, f.__defaults__, f.__closure__)
+        g.__qualname__, g.__module__, g.__doc__ = f.__qualname__, f.__module__, f.__doc__
+        out[fname] = wrap(g) if wrap is not None else g
+    ns.update(out)
+    for op, impl in ops.items():
+        ns[op] = out[impl] if isinstance(impl, str) else impl
+        out[op] = ns[op]
+    return Binding(name, out)
+
+
+@cache
+def python() -> Binding:
+    return _bind("python", PYTHON_OPS)
+
+
+@cache
+def device() -> Binding:
+    return _bind("device", DEVICE_OPS)
+
+
+@cache
+def compiled() -> Binding:
+    """The compiled binding (imports numba; each kernel compiles on its first call, or loads from the disk cache)."""
+    from .. import jit
+
+    return _bind("compiled", COMPILED_OPS, jit.compile_function)

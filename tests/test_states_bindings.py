@@ -1,0 +1,193 @@
+"""The states engine's kernels in their bindings: the compiled operations against the numpy reference and Python
+integers, the two bindings' searches state for state, and the fallback where numba is missing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import knapsack_gpu
+from knapsack_gpu import generate, jit
+from knapsack_gpu.states import Search, StatesStats, exact, modes
+from knapsack_gpu.states import kernels as K
+
+pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not installed: nothing compiled to compare")
+
+FAMILIES = sorted(k for k in generate.FAMILIES if k != "float-values")
+I62 = st.integers(-(2**62) + 1, 2**62 - 1)
+
+
+@pytest.fixture(scope="module")
+def C():
+    return modes.compiled()
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(I62, I62, I62, I62)
+def test_128_bit_sums_of_products_against_python_integers(a, x, b, y):
+    B = modes.compiled()
+    exact_value = a * x + b * y
+    assert B.lin_ge0_c(a, x, b, y) == (exact_value >= 0)
+    assert int(B.lin_sat_c(a, x, b, y)) == max(-K.LIM, min(K.LIM, exact_value))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.integers(0, 2**62), st.integers(1, 2**62), st.integers(0, 2**62), st.integers(1, 2**62))
+def test_exact_ratio_comparison_and_muldiv(pa, wa, pb, wb):
+    B = modes.compiled()
+    assert B.ratio_cmp_c(pa, wa, pb, wb) == exact.ratio_cmp(pa, wa, pb, wb)
+    lo, hi = sorted((pa, pb))
+    if wa > lo:  # floor(lo * hi / wa) < hi < 2**63
+        assert int(B.muldiv_c(lo, hi, wa)) == lo * hi // wa
+
+
+def _instances():
+    rng = np.random.default_rng(3)
+    for family in FAMILIES:
+        for n, R in ((40, 100), (300, 10**4), (3000, 10**6)):
+            w, v, c = generate.FAMILIES[family](rng, n, R)
+            p, w = np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64)
+            keep = (p > 0) & (w > 0) & (w <= c)  # what the engine is handed (Search takes the rest out)
+            yield family, p[keep], w[keep], int(c)
+    # equal float keys, different exact ratios: (1e17 + 1) / 1e17 and (1e17 + 2) / (1e17 + 1) both round to 1.0
+    big = 10**17
+    p = np.array([big + 1, big + 2, 5, big + 1, 3, 1], dtype=np.int64)
+    w = np.array([big, big + 1, 5, big, 3, 1], dtype=np.int64)
+    yield "float-ties", p, w, int(w.sum() // 2)
+
+
+@pytest.mark.parametrize("family, p, w, c", list(_instances()), ids=lambda x: x if isinstance(x, str) else "")
+def test_setup_agrees_with_numpy(C, family, p, w, c):
+    """The break item (selected in O(n)) is the one a full sort in the exact efficiency order finds, with the same
+    items before it; the bounds, reduced costs, gcd, offsets test and first incumbent agree."""
+    if int(w.sum()) <= c:
+        return
+    keys = exact.keys(p, w)
+    got = C.setup(keys, p, w, c, True)
+    want = exact.setup_np(keys, p, w, c, True)
+    (go, gj), (wo, wj) = got[:2], want[:2]
+    assert gj == wj and go[gj] == wo[wj]
+    assert np.array_equal(np.sort(go[:gj]), np.sort(wo[:wj]))
+    assert got[2] == want[2] and np.array_equal(got[3], want[3])
+    if want[5]:  # the reduced costs fit: the compiled ones are exact
+        assert np.array_equal(got[4], want[4])
+    assert got[5] == want[5] and got[6] == want[6] and got[7] == want[7]
+    assert p[got[8]] == p[want[8]] if want[8] >= 0 else got[8] == -1
+
+
+def _random_list(rng, s):
+    W = np.unique(rng.integers(0, 5000, s)).astype(np.int64)
+    P = np.cumsum(rng.integers(1, 50, W.size)).astype(np.int64)
+    V = rng.integers(0, 2**40, W.size).astype(np.int64)
+    return W, P, V
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_merge_and_prune_agree_with_numpy(C, seed):
+    """One step on the same list, unit and incumbent: the compiled linear merge and fathoming pass keep exactly the
+    states (and bits) the numpy sort-based ones keep."""
+    rng = np.random.default_rng(seed)
+    W, P, V = _random_list(rng, int(rng.integers(1, 400)))
+    s = W.size
+    IR = np.zeros(K.N_IR, dtype=np.int64)
+    IR[K.C], IR[K.SIZE], IR[K.INTEGRAL], IR[K.MEM_BYTES] = int(rng.integers(0, 6000)), s, 1, 2**40
+    VR = np.zeros(K.N_VR, dtype=np.int64)
+    VR[K.Z1] = int(rng.integers(0, int(P[-1]) + 100))
+    pu, wu, sign = int(rng.integers(1, 300)), int(rng.integers(1, 300)), int(rng.choice([-1, 1]))
+    bit = K._bit(int(rng.integers(0, 64)))
+    cap = 2 * s + int(rng.integers(0, 5))
+    L = (W.copy(), P.copy(), V.copy(), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
+    Lc, kc, fc = C.merge_c((*[np.r_[a, np.zeros(cap - s, np.int64)] for a in (W, P, V)], *L[3:]), IR, pu, wu, sign, bit)
+    Ln, kn, fn = modes.python().merge((W, P, V), IR, pu, wu, sign, bit)
+    assert (kc, fc) == (kn, fn)
+    for a, b in zip(Lc[:3], Ln, strict=True):
+        assert np.array_equal(a[:kc], b)
+    UP = np.array([int(rng.integers(1, 300)), int(rng.integers(1, 300))], dtype=np.int64)
+    UW = np.array([int(rng.integers(1, 300)), int(rng.integers(1, 300))], dtype=np.int64)
+    t, sl = (int(rng.integers(-1, 2)) for _ in range(2))
+    Lc, kc = C.prune_c(Lc, IR, VR, kc, fc, t, sl, UP, UW)
+    Ln, kn = modes.python().prune(Ln, IR, VR, kn, fn, t, sl, UP, UW)
+    assert kc == kn
+    for a, b in zip(Lc[:3], Ln, strict=True):
+        assert np.array_equal(a[:kc], b)
+
+
+def _search(p, w, c, binding, budget=None):
+    stats = StatesStats()
+    s = Search(p, w, c, stats=stats, binding=binding)
+    done = s.run(budget)
+    return s, stats, done
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_bindings_search_state_for_state(family):
+    """The same search in both bindings: the same items enter in the same order, the lists hold the same states at
+    every pause, and the optimum agrees."""
+    rng = np.random.default_rng(11)
+    for n, R in ((60, 1000), (400, 10**5)):
+        w, v, c = generate.FAMILIES[family](rng, n, R)
+        p, w = np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64)
+        runs = [_search(p, w, int(c), b, budget=2000) for b in ("compiled", "python")]
+        (sc, stc, dc), (sp, stp, dp) = runs
+        assert dc == dp and stc.state_updates == stp.state_updates and stc.core == stp.core
+        if sc.engine is not None and not dc:
+            Wc, Pc, _ = sc.engine.host_lists()
+            Wp, Pp, _ = sp.engine.host_lists()
+            assert np.array_equal(Wc, Wp) and np.array_equal(Pc, Pp)
+            # the same units (identical items may swap: the two sides' pools start in different orders)
+            enter = [[(e.unit_pw(u), sg) for u, sg in e.entries()] for e in (sc.engine, sp.engine)]
+            assert enter[0] == enter[1]
+        assert sc.run(None) and sp.run(None)
+        assert sc.result()[0] == sp.result()[0]
+        assert stc.binding == "compiled" and stp.binding == "python"
+
+
+def test_without_numba_the_numpy_operations_run_with_one_warning(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
+    monkeypatch.setattr(jit, "_warned", False)
+    rng = np.random.default_rng(5)
+    w, v, c = generate.strongly_correlated(rng, 200, 1000)
+    with pytest.warns(RuntimeWarning, match="pip install numba") as seen:
+        first = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
+        second = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
+    assert len([x for x in seen if "numba" in str(x.message)]) == 1
+    assert first.stats["binding"] == second.stats["binding"] == "python"
+    monkeypatch.undo()
+    compiled = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
+    assert compiled.stats["binding"] == "compiled" and compiled.value == first.value
+
+
+def test_the_environment_variable_turns_compilation_off(monkeypatch):
+    monkeypatch.setenv(jit.ENV, "0")
+    sol = knapsack_gpu.solve([3, 4, 5, 6], [4, 5, 7, 8], 9, device="cpu", strategy="states")
+    assert sol.stats["binding"] == "python" and sol.value == 12
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, 2**58), min_size=n, max_size=n),
+            st.lists(st.integers(1, 2**58), min_size=n, max_size=n),
+        )
+    ),
+    st.floats(0.05, 0.95),
+)
+def test_compiled_search_to_2_58_against_brute_force(items, share):
+    """Sums below 2**62 run compiled whatever the products (the 128-bit helpers); the optimum is brute force's."""
+    from knapsack_gpu.reference import brute_force
+
+    weights, values = items
+    c = int(sum(weights) * share)
+    p, w = np.array(values, dtype=np.int64), np.array(weights, dtype=np.int64)
+    s, stats, done = _search(p, w, c, "compiled")
+    value, chosen = s.result()
+    assert done and value == brute_force(weights, values, c)[0]
+    assert chosen is not None and int(w[chosen].sum()) <= c and int(p[chosen].sum()) == value
+    if s.engine is not None:
+        assert stats.binding == s.engine.B.name
