@@ -14,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from knappi import KNAPPI_1_50_1000_1, brute_forced, knappi_text
 
 import knapsack_gpu.formats as formats
 from knapsack_gpu.formats import FormatError, read_instance
-from knapsack_gpu.reference import brute_force, reference_dp
+from knapsack_gpu.reference import reference_dp
 
 BIG = 2**62  # weights and the capacity must be below this
 INT64 = 2**63
@@ -207,6 +208,21 @@ def test_large_file_fast_parse_matches_reference(tmp_path, monkeypatch, rng, fmt
     assert peak < 1.5 * columns * 8 * n + 2**20, f"peak {peak} bytes for {n} items"
 
 
+def mutate(r: random.Random, text: str, alphabet: str) -> str:
+    """``text`` with 1 to 3 characters inserted, deleted or replaced (from ``alphabet``) at random places."""
+    chars = list(text)
+    for _ in range(r.randint(1, 3)):
+        i = r.randrange(len(chars) + 1)
+        op = r.random()
+        if op < 0.4:
+            chars.insert(i, r.choice(alphabet))
+        elif op < 0.7 and i < len(chars):
+            del chars[i]
+        elif i < len(chars):
+            chars[i] = r.choice(alphabet)
+    return "".join(chars)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_fast_path_never_accepts_what_the_reference_rejects(tmp_path, seed):
     """Mutate good files byte by byte: whenever the numpy path returns an instance, the reference returns the same."""
@@ -220,17 +236,8 @@ def test_fast_path_never_accepts_what_the_reference_rejects(tmp_path, seed):
     accepted = 0
     for trial in range(150):
         fmt = r.choice(list(bases))
-        text = list(bases[fmt])
-        for _ in range(r.randint(1, 3)):
-            i = r.randrange(len(text) + 1)
-            op = r.random()
-            if op < 0.4:
-                text.insert(i, r.choice(alphabet))
-            elif op < 0.7 and i < len(text):
-                del text[i]
-            elif i < len(text):
-                text[i] = r.choice(alphabet)
-        path = write(tmp_path, f"t{trial}", "".join(text))
+        text = mutate(r, bases[fmt], alphabet)
+        path = write(tmp_path, f"t{trial}", text)
         try:
             fast = formats._read_text_fast(path, fmt)
         except ValueError:
@@ -238,11 +245,11 @@ def test_fast_path_never_accepts_what_the_reference_rejects(tmp_path, seed):
         try:
             ref = formats._read_text_slow(path, fmt)
         except FormatError as exc:
-            assert fast is None, f"{''.join(text)!r}: numpy accepted what the reference rejects: {exc}"
+            assert fast is None, f"{text!r}: numpy accepted what the reference rejects: {exc}"
             continue
         if fast is not None:
             accepted += 1
-            assert fast.weights.tolist() == ref.weights.tolist(), repr("".join(text))
+            assert fast.weights.tolist() == ref.weights.tolist(), repr(text)
             assert fast.values.tolist() == ref.values.tolist() and fast.capacity == ref.capacity
     assert accepted > 10  # the mutations leave enough files valid for the comparison to mean something
 
@@ -336,66 +343,6 @@ def test_json_accepts_what_the_library_accepts(tmp_path):
 
 # ---------------------------------------------------------------- Pisinger's own files (pisinger-csv)
 
-# The first instance of Pisinger's knapPI_1_50_1000.csv, as his files hold it (the rows as cvxpy's test suite quotes
-# them, "from http://www.diku.dk/~pisinger/genhard.c"): z = 8373 is checked below against the reference DP.
-KNAPPI_1_50_1000_1 = """knapPI_1_50_1000_1
-n 50
-c 995
-z 8373
-time 0.00
-1,94,485,0
-2,506,326,0
-3,416,248,0
-4,992,421,0
-5,649,322,0
-6,237,795,0
-7,457,43,1
-8,815,845,0
-9,446,955,0
-10,422,252,0
-11,791,9,1
-12,359,901,0
-13,667,122,1
-14,598,94,1
-15,7,738,0
-16,544,574,0
-17,334,715,0
-18,766,882,0
-19,994,367,0
-20,893,984,0
-21,633,299,0
-22,131,433,0
-23,428,682,0
-24,700,72,1
-25,617,874,0
-26,874,138,1
-27,720,856,0
-28,419,145,0
-29,794,995,0
-30,196,529,0
-31,997,199,1
-32,116,277,0
-33,908,97,1
-34,539,719,0
-35,707,242,0
-36,569,107,0
-37,537,122,0
-38,931,70,1
-39,726,98,1
-40,487,600,0
-41,772,645,0
-42,513,267,0
-43,81,972,0
-44,943,895,0
-45,58,213,0
-46,303,748,0
-47,764,487,0
-48,536,923,0
-49,724,29,1
-50,789,674,0
------
-
-"""
 
 # Two instances; line numbers below refer to this text.
 TWO = (
@@ -424,29 +371,6 @@ def read_all_both(path: Path, fmt: str = "auto"):
             assert np.array_equal(getattr(a, field), getattr(b, field)), field
         assert (a.capacity, a.name, a.format, a.optimum, a.line) == (b.capacity, b.name, b.format, b.optimum, b.line)
     return fast
-
-
-def knappi_text(instances, *, time=True, last_separator=True, newline="\n", blank="\n") -> str:
-    """Pisinger's layout for [(name, weights, values, capacity, z, x)]."""
-    parts = []
-    for k, (name, w, v, capacity, z, x) in enumerate(instances):
-        lines = [name, f"n {len(w)}", f"c {capacity}", f"z {z}"] + (["time 0.00"] if time else [])
-        lines += [f"{i},{p},{wt},{xi}" for i, (p, wt, xi) in enumerate(zip(v, w, x, strict=True), 1)]
-        lines += ["-----"] if last_separator or k < len(instances) - 1 else []
-        parts.append("".join(line + newline for line in lines))
-    return blank.join(parts)
-
-
-def brute_forced(rng, count: int) -> list[tuple]:
-    """Random instances with z and x from the brute-force oracle, n = 0..10."""
-    out = []
-    for j in range(1, count + 1):
-        n = int(rng.integers(0, 11))
-        w, v = rng.integers(1, 100, n).tolist(), rng.integers(1, 100, n).tolist()
-        capacity = sum(w) // 2
-        z, optimal = brute_force(w, v, capacity)
-        out.append((f"knapPI_9_{n}_100_{j}", w, v, capacity, z, [int(i in optimal[0]) for i in range(n)]))
-    return out
 
 
 def test_real_knappi_sample_parses_and_its_z_and_x_hold(tmp_path):
@@ -651,18 +575,8 @@ def test_pisinger_csv_fast_rows_never_accept_what_the_reference_rejects(tmp_path
     alphabet = "0123456789+-, \t\r\n\v\x1c_.xnc\xff"
     same = 0
     for trial in range(120):
-        text = list(TWO)
-        for _ in range(r.randint(1, 3)):
-            i = r.randrange(len(text) + 1)
-            op = r.random()
-            if op < 0.4:
-                text.insert(i, r.choice(alphabet))
-            elif op < 0.7 and i < len(text):
-                del text[i]
-            elif i < len(text):
-                text[i] = r.choice(alphabet)
         try:
-            read_all_both(write(tmp_path, f"t{trial}.csv", "".join(text)), "pisinger-csv")
+            read_all_both(write(tmp_path, f"t{trial}.csv", mutate(r, TWO, alphabet)), "pisinger-csv")
             same += 1
         except FormatError:
             pass
