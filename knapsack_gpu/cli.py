@@ -1,7 +1,8 @@
 """Command line: ``knapsack-gpu`` (also ``python -m knapsack_gpu``).
 
 knapsack-gpu demo                          a demo solve on the best available device
-knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file (- reads stdin)
+knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file (- reads stdin);
+                                           every instance of a file that holds several, one line each
 knapsack-gpu profile FILE --plot out.png   the best value for every capacity
 knapsack-gpu plan FILE --device-memory 141GB   the dense plan a device would run, its bytes and time (no solve)
 knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
@@ -25,24 +26,46 @@ from .output import (
     EXIT_MEMORY,
     EXIT_MISMATCH,
     EXIT_OK,
+    check,
     exit_code,
-    mismatch,
+    known_solution_warning,
+    report,
     solution_json,
     summary,
+    table_header,
+    table_row,
 )
 from .sizes import parse_bytes
 
-JSON_SCHEMA = """instance files: kplib .kp, Jooken .in, Pisinger knapPI (detected by content), or JSON:
-  {"weights": [whole numbers >= 0, < 2**62], "values": [numbers >= 0, whole or not],
-   "capacity": a whole number >= 0, < 2**62, "name": an optional string}
-a leading UTF-8 byte-order mark is accepted; FILE "-" reads the instance from stdin."""
+JSON_SCHEMA = """instance files, the layout detected by content (--format names it); "/" below is a line break:
+  kp            kplib .kp: n, the capacity, n lines "profit weight"
+                  e.g. 2 / 10 / 6 4 / 7 5
+  jooken        Jooken .in: n, n lines "id profit weight", the capacity
+                  e.g. 2 / 0 6 4 / 1 7 5 / 10
+  pisinger      knapPI copies without a header (ChuanyuXue's): n, n lines "profit weight", the capacity
+                  e.g. 2 / 6 4 / 7 5 / 10
+  pisinger-csv  Pisinger's own knapPI files, one or many instances each: a name, "n N", "c C", "z OPTIMUM",
+                "time T" (optional), N rows "i,p,w,x" (x: his solution, 0/1), "-----" (optional after the last)
+                  e.g. knapPI_1_2_1000_1 / n 2 / c 10 / z 13 / time 0.00 / 1,6,4,1 / 2,7,5,1 / -----
+  json          {"weights": [...], "values": [...], "capacity": C, "name": optional}
+                  e.g. {"weights": [4, 5], "values": [6, 7], "capacity": 10, "name": "tiny"}
+weights and capacities are whole numbers in [0, 2**62), profits in [0, 2**63) (JSON values: any numbers >= 0);
+a UTF-8 byte-order mark is accepted; FILE "-" reads stdin. A pisinger-csv file's z is the expected optimum (exit 1
+if the solve differs) and its x is checked (a warning where it is over c or not worth z); solve without --instance
+solves every instance of such a file, a line each."""
 
 
 def _read(args):
-    """The instance ``args.file`` names ("-": standard input)."""
+    """The instance ``args.file`` names ("-": standard input); of a file holding several, the one --instance picks."""
     from .formats import read_instance
 
-    return read_instance(args.file, args.format)
+    return read_instance(args.file, args.format, instance=args.instance)
+
+
+def _warn_known_solution(path, inst) -> None:
+    warning = known_solution_warning(path, inst)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
 
 
 def _solve(weights, values, capacity, args):
@@ -74,12 +97,46 @@ def cmd_solve(args) -> int:
         from .distributed.cli import solve_from_env
 
         return solve_from_env(args)
-    inst = _read(args)
+    from .formats import read_instances, select
+
+    instances = read_instances(args.file, args.format)
+    if args.instance is None and len(instances) > 1:
+        return _solve_all(instances, args)
+    inst = select(instances, args.instance, args.file)
+    _warn_known_solution(args.file, inst)
     sol = _solve(inst.weights, inst.values, inst.capacity, args)
-    print(solution_json(inst, sol) if args.json else summary(inst.name, len(inst.weights), inst.capacity, sol))
-    why = None if args.expect is None else mismatch(sol.value, args.expect)
+    text, why = report(inst, sol, args.expect, args.json)
+    print(text)
     if why:
-        print(f"knapsack-gpu: {why}", file=sys.stderr)
+        print(why, file=sys.stderr)
+        return EXIT_MISMATCH
+    return EXIT_OK
+
+
+def _solve_all(instances, args) -> int:
+    """Solve every instance of a file in order, a line each as it is solved (a JSON object with --json), each
+    checked against the file's own optimum. Exits 1 if any optimum differs; an error stops the run."""
+    if args.expect is not None:
+        raise ValueError(
+            f"--expect checks one optimum, but {args.file} holds {len(instances)} instances: each is checked against "
+            "its own z; to check one against --expect, pick it with --instance NAME or INDEX"
+        )
+    width = max(len("instance"), *(len(inst.name) for inst in instances))
+    if not args.json:
+        print(table_header(width), flush=True)
+    differ = []
+    for inst in instances:
+        _warn_known_solution(args.file, inst)
+        sol = _solve(inst.weights, inst.values, inst.capacity, args)
+        c = check(inst, sol)
+        print(solution_json(inst, sol, c) if args.json else table_row(inst, sol, c, width), flush=True)
+        if c.why:
+            differ.append(inst.name)
+    if differ:
+        print(
+            f"knapsack-gpu: {len(differ)} of {len(instances)} optima differ from the file's z: {', '.join(differ)}",
+            file=sys.stderr,
+        )
         return EXIT_MISMATCH
     return EXIT_OK
 
@@ -208,8 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="knapsack-gpu",
         description="Exact 0/1 knapsack on CUDA or the CPU.",
-        epilog="exit codes: 0 solved, 1 the optimum differs from --expect, 2 usage error or bad input, 3 out of "
-        "memory, 130 interrupted",
+        epilog="exit codes: 0 solved, 1 an optimum differs from --expect or from the file's own (of any instance "
+        "solved), 2 usage error or bad input, 3 out of memory, 130 interrupted",
     )
     parser.add_argument("-V", "--version", action="version", version=f"knapsack-gpu {__version__}")
     sub = parser.add_subparsers(dest="command")
@@ -219,6 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, epilog=JSON_SCHEMA, formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("file", help="the instance file, or - for standard input")
         p.add_argument("--format", choices=FORMATS, default="auto")
+        p.add_argument(
+            "--instance",
+            metavar="NAME|INDEX",
+            default=None,
+            help="of a file holding several instances (Pisinger's own files), the one to use: its name or 1-based "
+            "index" + (" (default: solve them all, a line each)" if name == "solve" else " (required there)"),
+        )
         return p
 
     def solver_options(p):
@@ -230,12 +294,17 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--threads", type=_at_least(1), default=None, help="CPU threads of a dense pass (default: all)")
 
     p = instance_command("solve", "solve an instance file")
-    p.add_argument("--json", action="store_true", help="print value, selected, weight and stats as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print value, selected, weight and stats as JSON (a line each for every instance of a file)",
+    )
     p.add_argument(
         "--expect",
         type=_number,
         default=None,
-        help="exit 1 unless the optimum is this (whole numbers exactly, floats within a relative 1e-9)",
+        help="exit 1 unless the optimum is this (whole numbers exactly, floats within a relative 1e-9); default: "
+        "the optimum the file states (Pisinger's z), if any",
     )
     solver_options(p)
 

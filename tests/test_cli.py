@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from knappi import KNAPPI_1_50_1000_1, brute_forced, knappi_text
 
-from knapsack_gpu.cli import main, parse_bytes
-from knapsack_gpu.formats import FormatError, read_instance, write_json
+from knapsack_gpu.cli import JSON_SCHEMA, main, parse_bytes
+from knapsack_gpu.formats import FORMATS, FormatError, read_instance, write_json
 from knapsack_gpu.reference import brute_force
 
 W = [23, 31, 29, 44, 53, 38, 63, 85, 89, 82]
@@ -119,6 +120,7 @@ BAD_FILES = [
     ("blank.kp", "\n\n", 2),
     ("cut.kp", "2\n10\n1", 3),
     ("types.json", '{"weights": [1, 2],\n"values": [3, "4"], "capacity": 3}', 2),
+    ("x.csv", "knapPI_1_2_1000_1\nn 2\nc 10\nz 13\n1,6,4,1\n2,7,5,2\n-----\n", 6),
 ]
 
 
@@ -179,8 +181,9 @@ def test_solve_json_schema_and_known_optimum(tmp_path, capsys):
     f = write(tmp_path, "p01.kp", kp_text())
     assert main(["solve", str(f), "--json", "--device", "cpu", "--expect", str(OPT), "--memory-limit", "64MiB"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"name", "format", "n", "capacity", "value", "selected", "weight", "stats"}
+    assert set(out) == {"name", "format", "n", "capacity", "value", "selected", "weight", "stats", "expected", "ok"}
     assert out["value"] == OPT and out["capacity"] == C and out["n"] == len(W)
+    assert out["expected"] == OPT and out["ok"] is True
     assert sum(W[i] for i in out["selected"]) == out["weight"] <= C
     assert sum(V[i] for i in out["selected"]) == OPT
     assert {"device", "backend", "strategy", "cell_updates", "seconds", "peak_bytes"} <= set(out["stats"])
@@ -232,3 +235,132 @@ def test_module_entry_point_and_ctrl_c(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(knapsack_gpu.solver, "solve", interrupted)
     assert main(["solve", str(f), "--device", "cpu"]) == 130
     assert "interrupted" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- Pisinger's own files: several instances, z and x
+
+COLUMNS = ["instance", "n", "capacity", "value", "expected", "check", "seconds"]
+
+
+def solve(*argv) -> int:
+    return main(["solve", *map(str, argv), "--device", "cpu", "--no-progress"])
+
+
+def test_solve_runs_every_instance_a_line_each(tmp_path, capsys, rng):
+    cases = brute_forced(rng, 6)  # z from the brute-force oracle, not from the solver under test
+    f = write(tmp_path, "many.csv", knappi_text(cases))
+    assert solve(f) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].split() == COLUMNS and len(lines) == 1 + len(cases) and err == ""
+    for line, (name, w, _, capacity, z, _) in zip(lines[1:], cases, strict=True):
+        row = line.split()
+        assert row[:6] == [name, str(len(w)), str(capacity), str(z), str(z), "ok"] and float(row[6]) >= 0
+
+    assert solve(f, "--json") == 0
+    objs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [o["name"] for o in objs] == [c[0] for c in cases]
+    for o, (_, w, v, capacity, z, x) in zip(objs, cases, strict=True):
+        assert o["value"] == o["expected"] == z and o["ok"] is True and o["format"] == "pisinger-csv"
+        assert sum(w[i] for i in o["selected"]) == o["weight"] <= capacity and sum(v[i] for i in o["selected"]) == z
+        assert o["file_solution"] == {
+            "items": sum(x),
+            "weight": o["file_solution"]["weight"],
+            "value": z,
+            "problem": None,
+        }
+
+
+def test_a_wrong_z_is_a_mismatch_and_exits_1(tmp_path, capsys, rng):
+    cases = brute_forced(rng, 4)
+    name, w, v, capacity, z, x = cases[2]
+    cases[2] = (name, w, v, capacity, z + 1, x)  # the file claims more than the optimum
+    f = write(tmp_path, "wrong.csv", knappi_text(cases))
+    assert solve(f) == 1
+    out, err = capsys.readouterr()
+    checks = [line.split()[5] for line in out.splitlines()[1:]]
+    assert checks == ["ok", "ok", "MISMATCH", "ok"]
+    line = 1 + sum(5 + len(c[1]) + 2 for c in cases[:2])  # name, n, c, z, time, the rows, "-----", a blank line
+    assert f"warning: {f}:{line}: instance {name}: the file's own solution (its x column) is worth {z}, not the " in err
+    assert err.endswith(f"knapsack-gpu: 1 of 4 optima differ from the file's z: {name}\n")
+    assert solve(f, "--json") == 1
+    assert [json.loads(o)["ok"] for o in capsys.readouterr().out.splitlines()] == [True, True, False, True]
+    # one instance, by name or index: the file's z is its expected optimum; --expect overrides it
+    assert solve(f, "--instance", name) == 1
+    out, err = capsys.readouterr()
+    assert f"expected   {z + 1} (the file's z): MISMATCH" in out
+    assert err.endswith(f"knapsack-gpu: optimum {z} differs from the expected {z + 1} (the file's z)\n")
+    assert solve(f, "--instance", 3, "--expect", z) == 0
+    assert f"expected   {z} (--expect): ok" in capsys.readouterr().out
+
+
+def test_choose_an_instance_by_name_or_index(tmp_path, capsys):
+    # "tiny" starts on line 59: the sample's 56 lines and two blank ones before it
+    sample = KNAPPI_1_50_1000_1 + "\n" + knappi_text([("tiny", W, V, C, OPT, [1, 1, 0, 0, 0, 0, 0, 0, 0, 0])])
+    f = write(tmp_path, "knapPI_1_50_1000.csv", sample)
+    for choice in ("knapPI_1_50_1000_1", "1"):
+        assert solve(f, "--instance", choice) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("instance   knapPI_1_50_1000_1: 50 items, capacity 995\noptimum    8373\n")
+        assert "expected   8373 (the file's z): ok" in out
+        assert "file's x   11 items, weight 971, value 8373: feasible and worth z" in out
+    assert solve(f, "--instance", "tiny", "--json") == 0  # P01's x above is not optimal: a warning, not an error
+    out, err = capsys.readouterr()
+    o = json.loads(out)
+    assert (o["name"], o["value"], o["expected"], o["ok"]) == ("tiny", OPT, OPT, True)
+    assert o["file_solution"]["problem"] == f"is worth {V[0] + V[1]}, not the file's z = {OPT}"
+    assert err.startswith(f"knapsack-gpu: warning: {f}:59: instance tiny: the file's own solution") and "solving" in err
+
+
+def test_a_files_infeasible_solution_is_reported_and_solved_anyway(tmp_path, capsys):
+    x = [1] * len(W)  # every item: weight 577 > 165
+    f = write(tmp_path, "over.csv", knappi_text([("p01", W, V, C, OPT, x)]))
+    assert solve(f) == 0  # the file's z is right, so the solve is as expected
+    out, err = capsys.readouterr()
+    assert err == (
+        f"knapsack-gpu: warning: {f}:1: instance p01: the file's own solution (its x column) weighs {sum(W)}, over "
+        f"the capacity c = {C} and is worth {sum(V)}, not the file's z = {OPT}; solving it anyway\n"
+    )
+    assert f"optimum    {OPT}\n" in out and f"file's x   10 items, weight {sum(W)}, value {sum(V)}: weighs" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["solve", "--instance", "7"], "instance 7: the file holds 2 instances, numbered 1 to 2"),
+        (["solve", "--instance", "knapPI_x"], "no instance is named 'knapPI_x'; it holds a, b"),
+        (["solve", "--expect", "5"], "--expect checks one optimum, but {f} holds 2 instances"),
+        (["plan"], "{f} holds 2 instances (a, b): choose one by name or 1-based index"),
+        (["profile"], "{f} holds 2 instances (a, b): choose one"),
+    ],
+    ids=["index-past-the-end", "unknown-name", "expect-with-several", "plan-needs-one", "profile-needs-one"],
+)
+def test_instance_usage_errors_exit_2(tmp_path, capsys, argv, message):
+    f = write(tmp_path, "two.csv", knappi_text([("a", [1], [2], 1, 2, [1]), ("b", [3], [4], 2, 0, [0])]))
+    assert main([argv[0], str(f), *argv[1:], "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("knapsack-gpu: error: ") and message.format(f=f) in err, err
+
+
+def test_plan_and_profile_take_one_instance(tmp_path, capsys):
+    f = write(tmp_path, "two.csv", KNAPPI_1_50_1000_1 + knappi_text([("p01", W, V, C, OPT, [0] * len(W))]))
+    csv = tmp_path / "p.csv"
+    assert main(["profile", str(f), "--instance", "p01", "--csv", str(csv), "--device", "cpu"]) == 0
+    assert capsys.readouterr().out.startswith(f"instance p01: {len(W)} items, capacity {C}")
+    assert np.loadtxt(csv, delimiter=",", skiprows=1)[-1, 1] == OPT
+    assert main(["plan", str(f), "--instance", "1", "--device", "cpu", "--device-memory", "1GB", "--json"]) == 0
+    assert isinstance(json.loads(capsys.readouterr().out), dict)
+
+
+def test_help_describes_every_layout_and_the_instance_flag(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--instance NAME|INDEX" in out and "solve them all, a line each" in out
+    epilog = out[out.index("instance files, the layout") :]
+    for fmt in FORMATS[1:]:
+        line = next(i for i, text in enumerate(epilog.splitlines()) if text.startswith(f"  {fmt} "))
+        assert "e.g. " in "\n".join(epilog.splitlines()[line : line + 3]), fmt
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert JSON_SCHEMA in readme, "the README's list of instance files is --help's: copy it over"

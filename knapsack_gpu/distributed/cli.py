@@ -41,8 +41,8 @@ def init_from_env(device: str = "auto") -> torch.device:
     return dev
 
 
-def summary(name: str, n: int, capacity: int, sol) -> str:
-    """The single-process summary with the sharded solve's ranks, shards and traffic."""
+def summary(name: str, n: int, capacity: int, sol, extra: tuple[str, ...] = ()) -> str:
+    """The single-process summary with the sharded solve's ranks, shards and traffic (and ``extra`` lines)."""
     s = sol.stats
 
     def per_rank(xs, fmt) -> str:
@@ -59,6 +59,7 @@ def summary(name: str, n: int, capacity: int, sol) -> str:
             f"sent       {per_rank(s['bytes_sent'], format_bytes)} (per rank)",
             f"received   {per_rank(s['bytes_received'], format_bytes)}",
             f"waiting    {per_rank(s['comm_wait_seconds'], lambda x: f'{x:.3f} s')}",
+            *extra,
         ),
     )
 
@@ -73,7 +74,10 @@ def solve_from_env(args) -> int:
     try:
         if args.backend not in ("auto", "torch"):
             raise ValueError(f"--backend {args.backend} is single-process only; the sharded solve runs torch ops")
-        inst = read_instance(args.file, args.format)
+        inst = read_instance(args.file, args.format, instance=args.instance)  # one instance: a job solves one
+        warning = output.known_solution_warning(args.file, inst)
+        if warning and rank == 0:
+            print(warning, file=sys.stderr, flush=True)
         sol = solve(
             inst.weights,
             inst.values,
@@ -82,17 +86,12 @@ def solve_from_env(args) -> int:
             memory_limit=args.memory_limit,
             dtype=getattr(torch, args.dtype) if args.dtype else None,
         )
+        text, why = output.report(inst, sol, args.expect, args.json, summary)
         if rank == 0:
-            text = (
-                output.solution_json(inst, sol)
-                if args.json
-                else summary(inst.name, len(inst.weights), inst.capacity, sol)
-            )
             print(text, flush=True)
-        why = None if args.expect is None else output.mismatch(sol.value, args.expect)
         if why:
             if rank == 0:
-                print(f"knapsack-gpu: {why}", file=sys.stderr)
+                print(why, file=sys.stderr)
             code = output.EXIT_MISMATCH
     except DistributedError as exc:
         print(f"knapsack-gpu: rank {rank}: error: {exc}", file=sys.stderr)
