@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import socket
 import subprocess
 import sys
@@ -131,6 +132,32 @@ def _hirschberg_limit(w, v, cap, world: int) -> int | None:
     return limit if plan_memory(limit, *args).strategy == "hirschberg" else None
 
 
+def _stated_minimum(w, v, cap, world: int) -> int:
+    """The per-rank bytes the planner's MemoryError states as the least it accepts, for this reduced instance."""
+    from knapsack_gpu.distributed.recover import plan_memory
+    from knapsack_gpu.problem import make_instance
+    from knapsack_gpu.reduce import reduce
+
+    red = reduce(make_instance(w, v, cap), None, whole_profile=True)
+    with pytest.raises(MemoryError) as info:
+        plan_memory(0, red.capacity + 1, world, red.n, int(red.weights.max()), red.dtype)
+    return _bytes_stated(str(info.value))
+
+
+def _bytes_stated(message: str) -> int:
+    match = re.search(r"needs at least (\d+) bytes", message)
+    assert match, f"no minimum stated in {message!r}"
+    return int(match.group(1))
+
+
+# Issue 24: at the stated minimum this instance exchanged one cell per message (minutes on 2 ranks, 0.2 s alone).
+ISSUE24_W = [49951, 33319, 41550, 31805, 24100, 44145, 52389, 24006, 44729, 23910, 42241, 45142, 31481, 43047, 24357]
+ISSUE24_W += [16594, 17284, 31387, 49711, 18538, 31739, 41724, 21546, 42431, 25713]
+ISSUE24_V = [49990, 33342, 41393, 31787, 24274, 43912, 52514, 24003, 44836, 23989, 42208, 45049, 31543, 42872, 24398]
+ISSUE24_V += [16398, 17356, 31449, 49509, 18663, 31698, 41863, 21324, 42276, 25710]
+ISSUE24_C = 107257
+
+
 def build_cases(world: int) -> list[dict]:
     rng = np.random.default_rng(20240 + world)
     cases = []
@@ -163,6 +190,13 @@ def build_cases(world: int) -> list[dict]:
     v = rng.integers(1, 300, n_tight)
     cap = int(w.sum()) // 3
     cases.append(_case("below-one-row", w, v, cap, kwargs={"memory_limit": 4 * (cap + 1) * 9 // 10}, tight=True))
+    # The stated minimum solves, with a bounded number of messages (test_stated_minimum_exchanges_like_a_roomy_plan);
+    # one byte less is refused, stating it.
+    least = _stated_minimum(ISSUE24_W, ISSUE24_V, ISSUE24_C, world)
+    cases.append(_case("issue24-roomy", ISSUE24_W, ISSUE24_V, ISSUE24_C, kwargs={}))
+    cases.append(_case("issue24-minimum", ISSUE24_W, ISSUE24_V, ISSUE24_C, kwargs={"memory_limit": least}))
+    below = {"memory_limit": least - 1}
+    cases.append(_case("issue24-below-minimum", ISSUE24_W, ISSUE24_V, ISSUE24_C, kwargs=below, error="MemoryError"))
     # Edges.
     cases += [
         _case("capacity-0", [3, 1], [4, 5], 0, kwargs={}),
@@ -198,7 +232,7 @@ def results(tmp_path_factory):
 def _params():
     for world in WORLDS:
         for i, case in enumerate(CASES[world]):
-            if case["id"] != "mismatched-ranks":
+            if case["id"] != "mismatched-ranks" and "error" not in case:
                 yield pytest.param(world, i, id=f"P{world}-{case['id']}")
 
 
@@ -263,6 +297,50 @@ def test_ranks_with_different_problems_are_told(results):
         for r in results[world]:
             assert r[i]["error"] == "DistributedError"
             assert "different problems" in r[i]["message"]
+
+
+def test_stated_minimum_exchanges_like_a_roomy_plan(results):
+    """At the stated minimum a rank sends at most GROUP_DIVISOR messages per item where a roomy plan sends one (the
+    smallest halo area is 1/GROUP_DIVISOR of a shard), not one per cell; a byte less is a MemoryError stating it."""
+    from knapsack_gpu.distributed.shard import GROUP_DIVISOR
+
+    for world in WORLDS:
+        got = {c["id"]: results[world][0][i] for i, c in enumerate(CASES[world]) if c["id"].startswith("issue24")}
+        roomy, least = got["issue24-roomy"]["stats"], got["issue24-minimum"]["stats"]
+        assert least["memory_limit"] == _stated_minimum(ISSUE24_W, ISSUE24_V, ISSUE24_C, world)
+        assert least["serial_items"] > 0, "the minimum should be tight enough that items run rank by rank"
+        assert max(least["messages"]) <= GROUP_DIVISOR * max(roomy["messages"]), (least["messages"], roomy["messages"])
+        below = got["issue24-below-minimum"]
+        assert below["error"] == "MemoryError"
+        assert _bytes_stated(below["message"]) == least["memory_limit"]
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("world", [1, 2, 3, 8])
+@pytest.mark.parametrize("length", [1, 17, 1003, 107_258, 10**9 + 7])
+def test_plans_from_the_stated_minimum_up_exchange_in_shares_of_a_shard(length, world, dtype):
+    """Every limit from the stated minimum up plans within itself, with a halo area and a candidate chunk of at least
+    1/GROUP_DIVISOR of a shard (or what a roomy plan uses, when less): a bounded number of messages and torch ops per
+    item at any size. One byte below the minimum is refused, stating it."""
+    from knapsack_gpu.distributed.recover import full_plans, plan_memory
+    from knapsack_gpu.distributed.shard import GROUP_DIVISOR, ITEMSIZE
+
+    isz = ITEMSIZE[dtype]
+    for m in (1, 8, 25, 200):
+        for max_weight in {1, max(1, length // (3 * world)), max(1, length - 1)}:
+            args = (length, world, m, max_weight, dtype)
+            roomy = full_plans(*args)[1]
+            with pytest.raises(MemoryError) as info:
+                plan_memory(0, *args)
+            least = _bytes_stated(str(info.value))
+            with pytest.raises(MemoryError, match=f"needs at least {least} bytes"):
+                plan_memory(least - 1, *args)
+            share = -(-roomy.shard // GROUP_DIVISOR)
+            for limit in (least, least + 1, least * 6 // 5, least * 2, roomy.bytes(isz)):
+                plan = plan_memory(limit, *args)
+                assert plan.bytes(isz) <= limit, (limit, plan)
+                assert plan.halo >= min(roomy.halo, share), (limit, plan)
+                assert plan.chunk >= min(roomy.chunk, share), (limit, plan)
 
 
 def test_world_runs_are_fast(results):
