@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import re
 import socket
 import subprocess
 import sys
@@ -27,6 +26,10 @@ from oracle import assert_feasible, assert_value
 
 import knapsack_gpu
 from knapsack_gpu.generate import FAMILIES
+
+# Issue 24's instance, the one benchmarks/distributed_minimum.py times at and above its stated minimum.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import distributed_minimum as issue24  # noqa: E402
 
 WORLDS = (2, 3)
 PG_TIMEOUT_S = 30  # no test may hang: a stuck collective fails after this
@@ -141,21 +144,7 @@ def _stated_minimum(w, v, cap, world: int) -> int:
     red = reduce(make_instance(w, v, cap), None, whole_profile=True)
     with pytest.raises(MemoryError) as info:
         plan_memory(0, red.capacity + 1, world, red.n, int(red.weights.max()), red.dtype)
-    return _bytes_stated(str(info.value))
-
-
-def _bytes_stated(message: str) -> int:
-    match = re.search(r"needs at least (\d+) bytes", message)
-    assert match, f"no minimum stated in {message!r}"
-    return int(match.group(1))
-
-
-# Issue 24: at the stated minimum this instance exchanged one cell per message (minutes on 2 ranks, 0.2 s alone).
-ISSUE24_W = [49951, 33319, 41550, 31805, 24100, 44145, 52389, 24006, 44729, 23910, 42241, 45142, 31481, 43047, 24357]
-ISSUE24_W += [16594, 17284, 31387, 49711, 18538, 31739, 41724, 21546, 42431, 25713]
-ISSUE24_V = [49990, 33342, 41393, 31787, 24274, 43912, 52514, 24003, 44836, 23989, 42208, 45049, 31543, 42872, 24398]
-ISSUE24_V += [16398, 17356, 31449, 49509, 18663, 31698, 41863, 21324, 42276, 25710]
-ISSUE24_C = 107257
+    return issue24.stated_minimum(str(info.value))
 
 
 def build_cases(world: int) -> list[dict]:
@@ -192,11 +181,11 @@ def build_cases(world: int) -> list[dict]:
     cases.append(_case("below-one-row", w, v, cap, kwargs={"memory_limit": 4 * (cap + 1) * 9 // 10}, tight=True))
     # The stated minimum solves, with a bounded number of messages (test_stated_minimum_exchanges_like_a_roomy_plan);
     # one byte less is refused, stating it.
-    least = _stated_minimum(ISSUE24_W, ISSUE24_V, ISSUE24_C, world)
-    cases.append(_case("issue24-roomy", ISSUE24_W, ISSUE24_V, ISSUE24_C, kwargs={}))
-    cases.append(_case("issue24-minimum", ISSUE24_W, ISSUE24_V, ISSUE24_C, kwargs={"memory_limit": least}))
-    below = {"memory_limit": least - 1}
-    cases.append(_case("issue24-below-minimum", ISSUE24_W, ISSUE24_V, ISSUE24_C, kwargs=below, error="MemoryError"))
+    w, v, cap = issue24.instance(1)
+    least = _stated_minimum(w, v, cap, world)
+    cases.append(_case("issue24-roomy", w, v, cap, kwargs={}))
+    cases.append(_case("issue24-minimum", w, v, cap, kwargs={"memory_limit": least}))
+    cases.append(_case("issue24-below-minimum", w, v, cap, kwargs={"memory_limit": least - 1}, error="MemoryError"))
     # Edges.
     cases += [
         _case("capacity-0", [3, 1], [4, 5], 0, kwargs={}),
@@ -307,12 +296,12 @@ def test_stated_minimum_exchanges_like_a_roomy_plan(results):
     for world in WORLDS:
         got = {c["id"]: results[world][0][i] for i, c in enumerate(CASES[world]) if c["id"].startswith("issue24")}
         roomy, least = got["issue24-roomy"]["stats"], got["issue24-minimum"]["stats"]
-        assert least["memory_limit"] == _stated_minimum(ISSUE24_W, ISSUE24_V, ISSUE24_C, world)
+        assert least["memory_limit"] == _stated_minimum(*issue24.instance(1), world)
         assert least["serial_items"] > 0, "the minimum should be tight enough that items run rank by rank"
         assert max(least["messages"]) <= GROUP_DIVISOR * max(roomy["messages"]), (least["messages"], roomy["messages"])
         below = got["issue24-below-minimum"]
         assert below["error"] == "MemoryError"
-        assert _bytes_stated(below["message"]) == least["memory_limit"]
+        assert issue24.stated_minimum(below["message"]) == least["memory_limit"]
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
@@ -332,7 +321,7 @@ def test_plans_from_the_stated_minimum_up_exchange_in_shares_of_a_shard(length, 
             roomy = full_plans(*args)[1]
             with pytest.raises(MemoryError) as info:
                 plan_memory(0, *args)
-            least = _bytes_stated(str(info.value))
+            least = issue24.stated_minimum(str(info.value))
             with pytest.raises(MemoryError, match=f"needs at least {least} bytes"):
                 plan_memory(least - 1, *args)
             share = -(-roomy.shard // GROUP_DIVISOR)
