@@ -27,6 +27,10 @@ from oracle import assert_feasible, assert_value
 import knapsack_gpu
 from knapsack_gpu.generate import FAMILIES
 
+# Issue 24's instance, the one benchmarks/distributed_minimum.py times at and above its stated minimum.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import distributed_minimum as issue24  # noqa: E402
+
 WORLDS = (2, 3)
 PG_TIMEOUT_S = 30  # no test may hang: a stuck collective fails after this
 DEADLINE_S = 240  # a whole world's run, from spawn to the last rank's exit
@@ -131,6 +135,18 @@ def _hirschberg_limit(w, v, cap, world: int) -> int | None:
     return limit if plan_memory(limit, *args).strategy == "hirschberg" else None
 
 
+def _stated_minimum(w, v, cap, world: int) -> int:
+    """The per-rank bytes the planner's MemoryError states as the least it accepts, for this reduced instance."""
+    from knapsack_gpu.distributed.recover import plan_memory
+    from knapsack_gpu.problem import make_instance
+    from knapsack_gpu.reduce import reduce
+
+    red = reduce(make_instance(w, v, cap), None, whole_profile=True)
+    with pytest.raises(MemoryError) as info:
+        plan_memory(0, red.capacity + 1, world, red.n, int(red.weights.max()), red.dtype)
+    return issue24.stated_minimum(str(info.value))
+
+
 def build_cases(world: int) -> list[dict]:
     rng = np.random.default_rng(20240 + world)
     cases = []
@@ -163,6 +179,13 @@ def build_cases(world: int) -> list[dict]:
     v = rng.integers(1, 300, n_tight)
     cap = int(w.sum()) // 3
     cases.append(_case("below-one-row", w, v, cap, kwargs={"memory_limit": 4 * (cap + 1) * 9 // 10}, tight=True))
+    # The stated minimum solves, with a bounded number of messages (test_stated_minimum_exchanges_like_a_roomy_plan);
+    # one byte less is refused, stating it.
+    w, v, cap = issue24.instance(1)
+    least = _stated_minimum(w, v, cap, world)
+    cases.append(_case("issue24-roomy", w, v, cap, kwargs={}))
+    cases.append(_case("issue24-minimum", w, v, cap, kwargs={"memory_limit": least}))
+    cases.append(_case("issue24-below-minimum", w, v, cap, kwargs={"memory_limit": least - 1}, error="MemoryError"))
     # Edges.
     cases += [
         _case("capacity-0", [3, 1], [4, 5], 0, kwargs={}),
@@ -198,7 +221,7 @@ def results(tmp_path_factory):
 def _params():
     for world in WORLDS:
         for i, case in enumerate(CASES[world]):
-            if case["id"] != "mismatched-ranks":
+            if case["id"] != "mismatched-ranks" and "error" not in case:
                 yield pytest.param(world, i, id=f"P{world}-{case['id']}")
 
 
@@ -263,6 +286,50 @@ def test_ranks_with_different_problems_are_told(results):
         for r in results[world]:
             assert r[i]["error"] == "DistributedError"
             assert "different problems" in r[i]["message"]
+
+
+def test_stated_minimum_exchanges_like_a_roomy_plan(results):
+    """At the stated minimum a rank sends at most GROUP_DIVISOR messages per item where a roomy plan sends one (the
+    smallest halo area is 1/GROUP_DIVISOR of a shard), not one per cell; a byte less is a MemoryError stating it."""
+    from knapsack_gpu.distributed.shard import GROUP_DIVISOR
+
+    for world in WORLDS:
+        got = {c["id"]: results[world][0][i] for i, c in enumerate(CASES[world]) if c["id"].startswith("issue24")}
+        roomy, least = got["issue24-roomy"]["stats"], got["issue24-minimum"]["stats"]
+        assert least["memory_limit"] == _stated_minimum(*issue24.instance(1), world)
+        assert least["serial_items"] > 0, "the minimum should be tight enough that items run rank by rank"
+        assert max(least["messages"]) <= GROUP_DIVISOR * max(roomy["messages"]), (least["messages"], roomy["messages"])
+        below = got["issue24-below-minimum"]
+        assert below["error"] == "MemoryError"
+        assert issue24.stated_minimum(below["message"]) == least["memory_limit"]
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("world", [1, 2, 3, 8])
+@pytest.mark.parametrize("length", [1, 17, 1003, 107_258, 10**9 + 7])
+def test_plans_from_the_stated_minimum_up_exchange_in_shares_of_a_shard(length, world, dtype):
+    """Every limit from the stated minimum up plans within itself, with a halo area and a candidate chunk of at least
+    1/GROUP_DIVISOR of a shard (or what a roomy plan uses, when less): a bounded number of messages and torch ops per
+    item at any size. One byte below the minimum is refused, stating it."""
+    from knapsack_gpu.distributed.recover import full_plans, plan_memory
+    from knapsack_gpu.distributed.shard import GROUP_DIVISOR, ITEMSIZE
+
+    isz = ITEMSIZE[dtype]
+    for m in (1, 8, 25, 200):
+        for max_weight in {1, max(1, length // (3 * world)), max(1, length - 1)}:
+            args = (length, world, m, max_weight, dtype)
+            roomy = full_plans(*args)[1]
+            with pytest.raises(MemoryError) as info:
+                plan_memory(0, *args)
+            least = issue24.stated_minimum(str(info.value))
+            with pytest.raises(MemoryError, match=f"needs at least {least} bytes"):
+                plan_memory(least - 1, *args)
+            share = -(-roomy.shard // GROUP_DIVISOR)
+            for limit in (least, least + 1, least * 6 // 5, least * 2, roomy.bytes(isz)):
+                plan = plan_memory(limit, *args)
+                assert plan.bytes(isz) <= limit, (limit, plan)
+                assert plan.halo >= min(roomy.halo, share), (limit, plan)
+                assert plan.chunk >= min(roomy.chunk, share), (limit, plan)
 
 
 def test_world_runs_are_fast(results):

@@ -22,7 +22,7 @@ import torch
 from ..dense import recover
 from ..memory import format_bytes
 from ..solver import HOST_BYTES_PER_ITEM
-from .shard import ITEMSIZE, ShardedPass, ShardJob
+from .shard import GROUP_DIVISOR, ITEMSIZE, ShardedPass, ShardJob
 
 # Single-process memory a local sub-problem is allowed to assume it needs: the single-device solver's smallest plan
 # keeps about four profiles (row, candidate, kept half, split); one more covers the backend's chunks and item arrays;
@@ -32,7 +32,18 @@ LOCAL_SLACK = 1 << 10
 # Candidate chunk: large enough that the per-op cost of torch on the CPU (5-18 us) stays below ~2% of a chunk's
 # memory traffic, small enough to stay in the last-level cache.
 CHUNK = 1 << 20
-MIN_CHUNK = 256
+
+
+def smallest_chunk(shard: int) -> int:
+    """The fewest cells a halo area or candidate chunk may have in a tight plan: 1/GROUP_DIVISOR of the shard.
+
+    Each message (the serial exchange sends an item's reads a halo area at a time) and each torch op (the update runs
+    a chunk at a time) has a fixed cost (tens of microseconds); at one cell an item pays it per cell, and the stated
+    minimum ran minutes where a roomier limit took a second (issue 24). A share of the shard bounds an item to
+    GROUP_DIVISOR of each per rank at any size, for about (3 * itemsize + 1) / GROUP_DIVISOR bytes per shard cell (a
+    tenth over the Hirschberg plan's two int32 rows); the halo area then also holds a light group as large as a roomy
+    plan's (group_cap = min(halo, shard / GROUP_DIVISOR))."""
+    return -(-shard // GROUP_DIVISOR)
 
 
 @dataclass
@@ -80,35 +91,46 @@ def plan_memory(limit: int, length: int, world: int, m: int, max_weight: int, dt
     """Pick the strategy and buffer sizes for a profile of ``length`` over ``world`` ranks within ``limit`` bytes.
 
     Preference: the bit table with a halo area for the widest item; else Hirschberg with it; else the same two with a
-    smaller halo area (items whose halo does not fit run rank by rank) and smaller chunks.
+    smaller halo area (items whose halo does not fit run rank by rank) and smaller chunks, never below
+    :func:`smallest_chunk`.
 
     Raises:
-        MemoryError: not even Hirschberg with minimal buffers fits; the message gives the bytes needed.
+        MemoryError: not even the smallest tight plan fits; the message gives its bytes (the stated minimum: any
+            limit at or above it plans, and solves in a time of the same order as a roomy plan).
     """
     isz = ITEMSIZE[dtype]
     full = full_plans(length, world, m, max_weight, dtype)
-    shard, need_halo, chunk0 = full[0].shard, full[0].halo, full[0].chunk
     for plan in full:
         if plan.bytes(isz) <= limit:
             return plan
-    for plan in full[1::2]:
-        fixed = Plan(plan.strategy, shard, 0, 0, plan.bit_bytes, plan.keep).bytes(isz)
-        per_chunk = isz + 1 + (isz if plan.keep else 0)
-        room = limit - fixed
-        # Most of the room goes to the halo area (items that do not fit it run rank by rank), a quarter to chunks.
-        chunk = max(1, min(chunk0, room // (4 * per_chunk)))
-        want = min(need_halo, MIN_CHUNK)
-        if (room - chunk * per_chunk) // isz < want:
-            chunk = max(1, min(chunk, (room - want * isz) // per_chunk))
-        halo = min(need_halo, (room - chunk * per_chunk) // isz)
-        if halo >= min(need_halo, 1) and room - chunk * per_chunk - halo * isz >= 0:
-            return Plan(plan.strategy, shard, halo, chunk, plan.bit_bytes, plan.keep)
-    least = Plan("hirschberg", shard, min(need_halo, 1), 1, 0, True).bytes(isz)
+    floors = tight_floors(full)
+    for least in floors:
+        if least.bytes(isz) > limit:
+            continue
+        per_chunk = isz + 1 + (isz if least.keep else 0)
+        room = limit - Plan(least.strategy, least.shard, 0, 0, least.bit_bytes, least.keep).bytes(isz)
+        spare = room - least.halo * isz - least.chunk * per_chunk
+        # Most of the spare room goes to the halo area (fewer items run rank by rank), a quarter to chunks; what the
+        # halo area cannot use (the widest item fits) goes to chunks too.
+        chunk = min(full[0].chunk, least.chunk + spare // (4 * per_chunk))
+        halo = min(full[0].halo, (room - chunk * per_chunk) // isz)
+        chunk = min(full[0].chunk, (room - halo * isz) // per_chunk)
+        return Plan(least.strategy, least.shard, halo, chunk, least.bit_bytes, least.keep)
+    need = min(p.bytes(isz) for p in floors)
     raise MemoryError(
-        f"the sharded solve needs at least {least} bytes ({format_bytes(least)}) per rank for a profile of {length} "
+        f"the sharded solve needs at least {need} bytes ({format_bytes(need)}) per rank for a profile of {length} "
         f"capacities ({dtype}) over {world} ranks; memory_limit is {limit} ({format_bytes(limit)}) per rank: "
         "raise it or add ranks"
     )
+
+
+def tight_floors(full: list[Plan]) -> list[Plan]:
+    """The bit-table and Hirschberg plans of ``full`` (no send buffer) at their smallest: halo area and chunk of
+    :func:`smallest_chunk` cells, or what the roomy plan uses where that is less."""
+    fewest = smallest_chunk(full[0].shard)
+    return [
+        Plan(p.strategy, p.shard, min(p.halo, fewest), min(p.chunk, fewest), p.bit_bytes, p.keep) for p in full[1::2]
+    ]
 
 
 @dataclass
