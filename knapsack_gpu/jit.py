@@ -21,10 +21,21 @@ def enabled() -> bool:
     """Whether the compiled kernels may be used: numba is importable and ``KNAPSACK_GPU_JIT`` is not "0"."""
     if os.environ.get(ENV, "1").strip().lower() in ("0", "off", "false", "no"):
         return False
-    if importlib.util.find_spec("numba") is None:
+    if not _installed():
         _warn()
         return False
     return True
+
+
+_found: bool | None = None
+
+
+def _installed() -> bool:
+    """Whether numba is installed (looked up once: a search of sys.path costs tens of microseconds)."""
+    global _found
+    if _found is None:
+        _found = importlib.util.find_spec("numba") is not None
+    return _found
 
 
 def _warn() -> None:

@@ -365,15 +365,8 @@ class _StatesRun:
         progress: Reporter | None,
         solve_meter: Meter,
     ):
-        w, v, cap = inst.weights, inst.values, inst.capacity
-        positive = v > 0
-        self.free = np.flatnonzero(positive & (w == 0))
-        self.items = np.flatnonzero(positive & (w > 0) & (w <= cap))
-        hits = (("zero-value", not positive.all()), ("heavy", bool((w > cap).any())), ("zero-weight", self.free.size))
-        self.applied = [name for name, hit in hits if hit]
-        self.values = v[self.items]
-        self.inst_values = v
-        self.bound = exact_sum(self.values)  # every state's value is at most this
+        self.inst_values = inst.values
+        self.integral = inst.integral
         self.stats = StatesStats()
         self.overflow: StatesOverflow | None = None
         self.done = False  # the search has ended: its value is the optimum
@@ -385,16 +378,20 @@ class _StatesRun:
         self.backend = backend
         self.progress = progress
         device, device_states = placement(dev, backend)
-        self.search = Search(
-            self.values,
-            w[self.items],
-            cap,
+        s = self.search = Search(
+            inst.values,
+            inst.weights,
+            inst.capacity,
             device=device,
             device_states=device_states,
             meter=meter,
             stats=self.stats,
             progress=progress,
         )
+        self.free, self.items = s.free, s.items
+        hits = (("zero-value", s.zero_value), ("heavy", s.heavy), ("zero-weight", s.free.size))
+        self.applied = [name for name, hit in hits if hit]
+        self.bound = s.total  # every state's value is at most this
 
     def run(self, budget: int | None) -> bool:
         """Search on up to ``budget`` state updates; True when the optimum is known. A memory overflow ends it."""
@@ -414,7 +411,7 @@ class _StatesRun:
             self.out["strategy"] = "states"
         self.out.update(
             backend=self.backend,
-            dtype="int64" if self.values.dtype.kind != "f" else "float64",
+            dtype="int64" if self.integral else "float64",
             reductions=list(self.applied),
             fixed={"in": st.fixed_in, "out": st.fixed_out},
             core=st.core,
@@ -429,9 +426,9 @@ class _StatesRun:
         if done and self.search.engine is not None:
             eng = self.search.engine
             upper = eng.ub if eng.z < eng.ub else eng.z
-            free = exact_sum(self.inst_values[self.free])
+            free = self.search.pf
             self.out.update(
-                lower_bound=self.search.value,
+                lower_bound=self.search.value - free,
                 upper_bound=upper,
                 instance_lower_bound=self.search.value + free,
                 instance_upper_bound=upper + free,
@@ -451,11 +448,8 @@ class _StatesRun:
                 return False
         return True
 
-    def _original(self, chosen: np.ndarray) -> np.ndarray:
-        return np.sort(np.concatenate([self.free, self.items[chosen]]))  # disjoint: no set union needed
-
     def selection(self) -> np.ndarray:
-        return self._original(self.search.result()[1])
+        return self.search.result()[1]  # original indices, the zero-weight items included
 
     def release(self) -> None:
         """Drop the state list: the search will not go on."""
@@ -465,9 +459,10 @@ class _StatesRun:
     def incumbent(self) -> tuple | None:
         """(value of the DP items, the whole selection's original indices or None) for the dense plan."""
         value, chosen = self.search.incumbent()
+        value -= self.search.pf  # the DP part: zero-weight items aside
         if chosen is None or self.value_only:
             return value, None
-        return value, self._original(chosen)
+        return value, chosen
 
 
 def _run_dense(

@@ -150,6 +150,7 @@ def test_without_numba_the_numpy_operations_run_with_one_warning(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
     monkeypatch.setattr(jit, "_warned", False)
+    monkeypatch.setattr(jit, "_found", None)
     rng = np.random.default_rng(5)
     w, v, c = generate.strongly_correlated(rng, 200, 1000)
     with pytest.warns(RuntimeWarning, match="pip install numba") as seen:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import mitm, modes
 from .common import BYTES_PER_STATE, StatesOverflow, StatesStats
 from .engine import Engine
 from .exact import exact_total
@@ -71,14 +72,24 @@ class Search:
     ):
         self.stats = stats if stats is not None else StatesStats()
         self.lower = lower
-        items = np.flatnonzero((p > 0) & (w <= c)) if c >= 0 else np.zeros(0, dtype=np.int64)
-        self.free = items[w[items] <= 0]
-        self.items = items[w[items] > 0]
-        self.pf = exact_total(p[self.free])
-        cap = c - exact_total(w[self.free])
+        B = modes.host(binding, p)
+        if c < 0:  # nothing fits, not even a free item
+            p, w = p[:0], w[:0]
+        # weights are below 2**62: a larger capacity filters as 2**62 does (and fits the compiled int64)
+        integral = p.dtype.kind != "f"
+        items, free, TS, TW, self.zero_value, self.heavy, big = B.items(p, w, min(int(c), 2**62), integral)
+        if big:  # a total reached 2**62: sum again in Python integers
+            TS = [exact_total(p[items]), exact_total(p[free])]
+            TW = [exact_total(w[items]), exact_total(w[free])]
+        num = int if integral else float
+        self.free, self.items = free, items
+        self.pf = num(TS[1])
+        self.total = num(TS[0])  # of the items' values: every state is worth at most this
+        cap = c - int(TW[1])
         self.engine = None
-        if exact_total(w[self.items]) <= cap:  # everything fits (also: no items)
-            self.value = self.pf + exact_total(p[self.items])
+        self.mitm_tried = False
+        if int(TW[0]) <= cap:  # everything fits (also: no items)
+            self.value = self.pf + num(TS[0])
             self.chosen = np.sort(np.concatenate([self.free, self.items]))
             return
         self.engine = Engine(
@@ -94,22 +105,48 @@ class Search:
             stats=self.stats,
             depth=depth,
             progress=progress,
-            binding=binding,
+            binding=B.name,
+            big=big,
         )
 
     def run(self, budget: int | None = None) -> bool:
-        """Search on; True when done, False when the next step would pass ``budget`` state updates."""
-        if self.engine is None:
+        """Search on; True when done, False when the next step would pass ``budget`` state updates. Where few
+        items are open and the engine has done as much work as a meet in the middle over them would, that takes
+        over (:mod:`.mitm`)."""
+        eng = self.engine
+        if eng is None:
             return True
-        done = self.engine.run(budget)
-        for name in sorted(self.engine.fired):
+        switch = self._mitm_switch()
+        if switch is not None and (budget is None or budget > switch):
+            if not eng.run(switch):
+                return self._finish(mitm.solve(eng), "meet-in-the-middle")
+            return self._finish(None, None)
+        return eng.run(budget) and self._finish(None, None)
+
+    def _mitm_switch(self) -> int | None:
+        """The state updates after which a meet in the middle takes over (None: it would not pay or not fit)."""
+        eng = self.engine
+        if not eng.integral or self.mitm_tried:
+            return None
+        m = int(mitm.open_items(eng)[0].size)
+        if not mitm.fits(eng, m):
+            return None
+        self.mitm_tried = True
+        return eng.stats.state_updates + mitm.SWITCH_UPDATES * mitm.half_size(m)
+
+    def _finish(self, found, how: str | None) -> bool:
+        """The search has ended: its value and selection (``found``: a meet in the middle's better one)."""
+        eng = self.engine
+        for name in sorted(eng.fired | ({how} if how else set())):
             if name not in self.stats.extras:
                 self.stats.extras.append(name)
-        if done:
-            self.value = self.pf + self.engine.z
-            chosen = selection(self.engine, self.engine.inc)
-            self.chosen = None if chosen is None else np.sort(np.concatenate([self.free, self.items[chosen]]))
-        return done
+        if found is not None:
+            value, chosen = found
+        else:
+            value, chosen = eng.z, selection(eng, eng.inc)
+        self.value = self.pf + value
+        self.chosen = None if chosen is None else np.sort(np.concatenate([self.free, self.items[chosen]]))
+        return True
 
     def projected_updates(self) -> int:
         """The state updates left if the list kept its size (see :meth:`.engine.Engine.projected_updates`)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import jit
 from ..memory import format_bytes
 from . import common, exact, extras, modes, offsets
 from . import kernels as K
@@ -43,6 +42,7 @@ class Engine:
             solve); stats: shared with the sub-searches; depth: nesting level; progress: a
             :class:`knapsack_gpu.progress.Reporter` told the candidate states as they are built.
         binding: "compiled", "python" or None (compiled where numba loads and the sums fit int64, else python).
+        big: whether a value or weight total reaches 2**62 (Python integers: the python binding); None: summed here.
     """
 
     def __init__(
@@ -61,9 +61,12 @@ class Engine:
         depth=0,
         progress=None,
         binding: str | None = None,
+        big: bool | None = None,
     ):
         self.integral = p.dtype.kind != "f"
-        self.big = self.integral and (exact_total(p) >= BIG or exact_total(w) >= BIG)
+        if big is None:
+            big = exact_total(p) >= BIG or exact_total(w) >= BIG
+        self.big = big and self.integral  # float values: states' weights stay below c + max(w) < 2**63
         if self.big:
             p, w = p.astype(object), w.astype(object)
         self.p, self.w, self.n = p, w, int(p.size)
@@ -79,8 +82,7 @@ class Engine:
         self.budget: int | None = None  # state updates this run may reach (sub-searches get what is left)
         self._reported = 0
 
-        want = binding or ("compiled" if not self.big and jit.enabled() else "python")
-        B = modes.compiled() if want == "compiled" else modes.python()
+        B = modes.host(None if binding is None else binding, p)  # object arrays (big): the python binding
         self.keys = exact.keys(p, w)
         c = int(c)
         order, j, self.wsum, VS, self.d, fits, g, two, fit = B.setup(self.keys, p, w, c, self.integral)
@@ -125,42 +127,11 @@ class Engine:
         VR[K.Z] = self.inc.value
         B.refresh(IR, VR)
 
-        SR = self.SR = np.zeros((2, K.N_SR), dtype=np.int64)
-        POOL = np.zeros((2, max(n, 1)), dtype=np.int64)
-        POOL[K.LEFT, : self.left_items.size] = self.left_items
-        POOL[K.RIGHT, : self.right_items.size] = self.right_items
-        SR[K.LEFT, K.PLEN], SR[K.RIGHT, K.PLEN] = self.left_items.size, self.right_items.size
-        SR[:, K.CHUNK] = K.FIRST_CHUNK
-        units = n + n // 2 + 1  # a bundle holds two items or more: at most n / 2 of them
-        UP = np.zeros(units, dtype=p.dtype)
-        UW = np.zeros(units, dtype=object if self.big else np.int64)
-        UD = np.zeros(units, dtype=self.d.dtype)
-        UP[:n], UW[:n], UD[:n] = p, w, self.d
-        UMS = np.full(units, -1, dtype=np.int64)
-        UML = np.zeros(units, dtype=np.int64)
-        UML[:n] = 1
-        self.arrays = (
-            IR,
-            VR,
-            SR,
-            POOL,
-            np.zeros((2, max(n, 1)), dtype=np.int64),  # BUF
-            np.zeros((2, max(n, 1)), dtype=self.d.dtype),  # BUFD
-            UP,
-            UW,
-            UD,
-            UMS,
-            UML,
-            np.zeros(max(n, 1), dtype=np.int64),  # MEMBERS
-            self.keys,
-            p,
-            w,
-            self.d,
-            np.zeros(units, dtype=np.int64),  # EU
-            np.zeros(units, dtype=np.int64),  # ES
-        )
+        SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = B.init_state(order, j, p, w, self.d)
+        self.SR = SR
+        self.arrays = (IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, self.keys, p, w, self.d, EU, ES)
         self.L = self._lists(
-            np.array([self.wsum], dtype=UW.dtype), np.array([self.psum], dtype=p.dtype), np.zeros(1, np.int64)
+            np.array([self.wsum], dtype=w.dtype), np.array([self.psum], dtype=p.dtype), np.zeros(1, np.int64)
         )
 
     # --- the state the extras and the recovery read -------------------------------------------------------------
@@ -363,8 +334,10 @@ class Engine:
         self.SR[:, K.FIXED] = 0
         return True
 
-    def _lists(self, W, P, V):
-        """The list in this binding's layout (compiled: two rows of buffers; otherwise the arrays themselves)."""
+    def _lists(self, W, P, V, IR=None):
+        """The list in this binding's layout (compiled: two rows of buffers; otherwise the arrays themselves);
+        ``IR``: the registers that count its bytes (the engine's own by default)."""
+        IR = self.IR if IR is None else IR
         if self.B.compiled:
             cap = max(2, 2 * W.size)  # the rows grow (doubling where the memory limit allows) as the list does
             rows = []
@@ -373,7 +346,7 @@ class Engine:
                 row[: a.size] = a
                 rows.append(row)
             spare = [np.empty(cap, dtype=a.dtype) for a in (W, P, V)]
-            self.IR[K.LIST_BYTES] = max(int(self.IR[K.LIST_BYTES]), 2 * cap * K.BYTES_PER_CANDIDATE)
+            IR[K.LIST_BYTES] = max(int(IR[K.LIST_BYTES]), 2 * cap * K.BYTES_PER_CANDIDATE)
             return (*rows, *spare)
         if self.B.name == "device":
             import torch

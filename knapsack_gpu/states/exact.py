@@ -178,3 +178,28 @@ def setup_np(keys, p, w, c, integral):
     fit = rest[w[rest] <= c - wsum]
     first = int(fit[np.argmax(p[fit])]) if fit.size else -1
     return order, j, wsum, VS, d, fits, g, two, first
+
+
+def items_np(p, w, c, integral):
+    """:func:`.kernels.items_c` in numpy (exact totals for whole numbers, the flag ``big`` where they reach 2**62)."""
+    positive = p > 0
+    fits = w <= c
+    items = np.flatnonzero(positive & fits & (w > 0))
+    free = np.flatnonzero(positive & (w <= 0))
+    TS = np.zeros(2, dtype=object if p.dtype.kind != "f" else np.float64)
+    TW = np.zeros(2, dtype=object)
+    TS[0], TS[1] = exact_total(p[items]), exact_total(p[free])
+    TW[0], TW[1] = exact_total(w[items]), exact_total(w[free])
+    big = max(abs(TW[0]), abs(TW[1])) >= LIM or (integral and max(TS[0], TS[1]) >= LIM)
+    return items, free, TS, TW, not positive.all(), not fits.all(), big
+
+
+def combine_np(WA, PA, WB, PB, c):
+    """:func:`.kernels.combine_c` in numpy."""
+    j = np.searchsorted(WB, c - WA, side="right") - 1
+    ok = np.flatnonzero(j >= 0)
+    if not ok.size:
+        return -1, -1, -1
+    v = PA[ok] + PB[j[ok]]
+    a = int(np.argmax(v))
+    return v[a], int(ok[a]), int(j[ok[a]])

@@ -111,9 +111,22 @@ def dominance(eng) -> None:
 
 
 def pairing(eng) -> None:
-    """Raise z with one item outside the core on top of a state."""
+    """Raise z with one item outside the core on top of a state (compiled: :func:`.kernels.pair_c`)."""
     c, num = eng.c, eng.num
     W, P, V = eng.host_lists()
+    if eng.B.compiled:
+        value, s, item, sign = eng.B.pair_c(W, P, *eng.arrays[:16])
+        best = (num(value), int(s), int(item), int(sign)) if s >= 0 else None
+    else:
+        best = _pairing_np(eng, c, num, W, P)
+    if best is not None and best[0] > eng.z:
+        value, s, item, sign = best
+        state = (num(P[s]), int(W[s]), int(V[s]), int(eng.IR[K.ENTRIES]))
+        eng.improve(Incumbent(value, state=state, extra=((item, sign),)))
+        eng.fired.add("pairing")
+
+
+def _pairing_np(eng, c, num, W, P):
     best = None
     for side, sign in ((K.RIGHT, 1), (K.LEFT, -1)):
         items = eng.remaining(side)
@@ -128,11 +141,7 @@ def pairing(eng) -> None:
         j = int(np.argmax(cand))
         if best is None or cand[j] > best[0]:
             best = (num(cand[j]), int(at[ok[j]]), int(items[ok[j]]), sign)
-    if best is not None and best[0] > eng.z:
-        value, s, item, sign = best
-        state = (num(P[s]), int(W[s]), int(V[s]), int(eng.IR[K.ENTRIES]))
-        eng.improve(Incumbent(value, state=state, extra=((item, sign),)))
-        eng.fired.add("pairing")
+    return best
 
 
 def _pending(eng) -> list[tuple[str, int]]:

@@ -88,7 +88,11 @@ FIRST_CHUNK = 32  # the first chunk a side sorts; later ones grow fourfold
 BUNDLE_RUN = 4  # identical items enter as bundles from runs of this many
 LIM = 2**62  # |products| below this add up without wrapping int64; gaps are clamped to it
 FLOAT_TOL = 1e-12  # float values: a state must beat z by this relative margin, against rounding in its sums
-SORT_SMALL = 16  # the break item's selection sorts what is left below this many items
+SORT_SMALL = 16  # the break item's quickselect sorts what is left below this many items
+# The break item's band guess: SAMPLE keys, SPREAD sample ranks on either side of the estimated break (~6% of the
+# items); instances below 4 * SAMPLE items take the quickselect.
+SAMPLE = 256
+SPREAD = 8
 BYTES_PER_CANDIDATE = 24  # weight, value and bits of one state in a list buffer (compiled binding)
 TOP_BIT = np.int64(-(2**63))  # bit 63 of an int64
 U32 = np.uint64(0xFFFFFFFF)
@@ -102,7 +106,7 @@ def _unbound(*args):
 # What each binding supplies (:mod:`.modes`): the list ops, the exact-arithmetic helpers, the break item, the setup
 # and the sides' refill. Here they are placeholders.
 merge = prune = room_for = state_at = _unbound
-lin_sat = lin_ge0 = ratio_cmp = muldiv = order_ties = break_order = setup = refill = _unbound
+lin_sat = lin_ge0 = ratio_cmp = muldiv = order_ties = break_order = setup = refill = items = combine = _unbound
 
 
 # --- exact arithmetic (compiled: 128-bit products from 64-bit halves) ------------------------------------------------
@@ -241,7 +245,68 @@ def _one_ratio(idx, lo, hi, p, w, integral) -> bool:
 def break_order_c(keys, p, w, cap, integral):
     """(order, j): the items with the break item at order[j], those before it in the efficiency order (key
     descending, exact ratio, then index: the break solution) in order[:j] and those after it in order[j + 1:], each
-    part in no particular order. A weighted quickselect with three-way partitions on the key: expected O(n)."""
+    part in no particular order. A sample of the keys guesses a band around the break; one pass splits the items
+    into above, band and below, and only the band is sorted (expected O(n), a few percent of the items sorted); where
+    the guess misses, a weighted quickselect finds it."""
+    n = keys.shape[0]
+    if n > 4 * SAMPLE:
+        step = n // SAMPLE
+        sk = np.empty(SAMPLE, dtype=np.float64)
+        sw = np.empty(SAMPLE, dtype=np.float64)
+        for t in range(SAMPLE):
+            sk[t] = keys[t * step]
+            sw[t] = w[t * step]
+        o = np.argsort(-sk)
+        acc_est = 0.0
+        r = SAMPLE - 1
+        for t in range(SAMPLE):
+            acc_est += sw[o[t]] * step
+            if acc_est > cap:
+                r = t
+                break
+        hi = sk[o[max(r - SPREAD, 0)]]
+        lo = sk[o[min(r + SPREAD, SAMPLE - 1)]]
+        idx = np.empty(n, dtype=np.int64)
+        na, nb = 0, n  # above from the front, below from the back, the band collected apart in index order
+        band = np.empty(n, dtype=np.int64)
+        nm = 0
+        wa, wm = 0, 0
+        for i in range(n):
+            k = keys[i]
+            if k > hi:
+                idx[na] = i
+                na += 1
+                wa += w[i]
+            elif k < lo:
+                nb -= 1
+                idx[nb] = i
+            else:
+                band[nm] = i
+                nm += 1
+                wm += w[i]
+        if wa <= cap < wa + wm:  # the break is in the band, as hoped
+            band = band[:nm]
+            if not _one_key_one_ratio(band, keys, p, w, integral):  # a single ratio: index order already
+                band = _sort_run(band, keys, p, w, integral)
+            idx[na : na + nm] = band
+            acc, j = wa, na
+            while acc + w[idx[j]] <= cap:
+                acc += w[idx[j]]
+                j += 1
+            return idx, j
+    return _quickselect(keys, p, w, cap, integral)
+
+
+def _one_key_one_ratio(idx, keys, p, w, integral) -> bool:
+    """Whether the items idx share one key and one exact ratio (then the order among them is by index)."""
+    for t in range(1, idx.shape[0]):
+        if keys[idx[t]] != keys[idx[0]]:
+            return False
+    return _one_ratio(idx, 0, idx.shape[0], p, w, integral)
+
+
+def _quickselect(keys, p, w, cap, integral):
+    """:func:`break_order_c` by a weighted quickselect with three-way partitions on the key: expected O(n)."""
     n = keys.shape[0]
     idx = np.arange(n)
     kk = keys.copy()  # permuted with idx so that every pass reads memory in order
@@ -337,9 +402,14 @@ def setup_c(keys, p, w, c, integral):
     two = integral
     if integral:
         lim = LIM // max(n, 1)
+        pmax, wmax = p[0], w[0]
+        for i in range(n):
+            pmax = max(pmax, p[i])
+            wmax = max(wmax, w[i])
+        small = pmax < LIM // wb and wmax < LIM // max(pb, 1)  # every product fits: plain int64
         o1, o2 = p[0] - w[0], p[0] - w[0]
         for i in range(n):
-            v = lin_sat(p[i], wb, -w[i], pb)
+            v = p[i] * wb - w[i] * pb if small else lin_sat(p[i], wb, -w[i], pb)
             d[i] = v
             if abs(v) >= lim:
                 fits = False
@@ -365,6 +435,73 @@ def setup_c(keys, p, w, c, integral):
         if w[i] <= room and (fit < 0 or p[i] > p[fit]):
             fit = i
     return order, j, wsum, VS, d, fits, g, two, fit
+
+
+# --- the items a search takes ---------------------------------------------------------------------------------------
+
+
+def items_c(p, w, c, integral):
+    """One pass over an instance (compiled binding; :func:`.exact.items_np` is the numpy twin): the items a search
+    takes (value > 0, 0 < weight <= c), those it takes for free (value > 0, weight <= 0), the value totals TS and
+    weight totals TW of each (index 0: items, 1: free ones), whether any item is worth nothing, any is heavier than
+    c, and whether a whole-number total may reach 2**62 (then the caller sums again in Python integers)."""
+    n = p.shape[0]
+    items = np.empty(n, dtype=np.int64)
+    free = np.empty(n, dtype=np.int64)
+    TS = np.zeros(2, dtype=p.dtype)
+    TW = np.zeros(2, dtype=np.int64)
+    ni, nf = 0, 0
+    zero_value, heavy, big = False, False, False
+    for i in range(n):
+        if p[i] <= 0 or w[i] > c:
+            zero_value |= p[i] <= 0
+            heavy |= w[i] > c
+            continue
+        k = 1 if w[i] <= 0 else 0
+        if k == 1:
+            free[nf] = i
+            nf += 1
+        else:
+            items[ni] = i
+            ni += 1
+        if abs(w[i]) >= LIM - abs(TW[k]) or (integral and p[i] >= LIM - TS[k]):
+            big = True
+        else:
+            TS[k] += p[i]
+            TW[k] += w[i]
+    return items[:ni], free[:nf], TS, TW, zero_value, heavy, big
+
+
+def init_state(order, j, p, w, d):
+    """The sides and units a search starts with: the break solution's items (order[:j]) in the left pool, the items
+    after the break item in the right pool, the n items as units 0..n-1 (bundles follow). Returns SR, POOL, BUF,
+    BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES (see the module docstring)."""
+    n = p.shape[0]
+    units = n + n // 2 + 1  # a bundle holds two items or more: at most n / 2 of them
+    size = max(n, 1)
+    SR = np.zeros((2, N_SR), dtype=np.int64)
+    POOL = np.zeros((2, size), dtype=np.int64)
+    POOL[LEFT, :j] = order[:j]
+    POOL[RIGHT, : n - j - 1] = order[j + 1 :]
+    SR[LEFT, PLEN] = j
+    SR[RIGHT, PLEN] = n - j - 1
+    SR[LEFT, CHUNK] = FIRST_CHUNK
+    SR[RIGHT, CHUNK] = FIRST_CHUNK
+    UP = np.zeros(units, dtype=p.dtype)
+    UW = np.zeros(units, dtype=w.dtype)
+    UD = np.zeros(units, dtype=d.dtype)
+    UP[:n] = p
+    UW[:n] = w
+    UD[:n] = d
+    UMS = np.full(units, -1, dtype=np.int64)
+    UML = np.zeros(units, dtype=np.int64)
+    UML[:n] = 1
+    BUF = np.zeros((2, size), dtype=np.int64)
+    BUFD = np.zeros((2, size), dtype=d.dtype)
+    MEMBERS = np.zeros(size, dtype=np.int64)
+    EU = np.zeros(units, dtype=np.int64)
+    ES = np.zeros(units, dtype=np.int64)
+    return SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES
 
 
 # --- units ----------------------------------------------------------------------------------------------------------
@@ -590,6 +727,34 @@ def next_unit(IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, 
     return -1, 0
 
 
+def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d):
+    """combo's pairing heuristic, compiled (:func:`.extras.pairing` is the numpy twin): over every unit outside the
+    core that passes the fixing test, right of the break (added to the best state of weight <= c - w) then left of
+    it (removed from the best state of weight <= c + w), the most valuable result (the first of equals). Returns
+    (value, state index, unit, sign); state index -1 where no unit pairs with any state."""
+    c = IR[C]
+    best = P[0] - P[0]
+    bs, bu, bsign = -1, -1, 0
+    for sd in (RIGHT, LEFT):
+        right = sd == RIGHT
+        sign = 1 if right else -1
+        for part in range(2):
+            lo = SR[sd, BPOS] if part == 0 else 0
+            hi = SR[sd, BLEN] if part == 0 else SR[sd, PLEN]
+            for t in range(lo, hi):
+                u = BUF[sd, t] if part == 0 else POOL[sd, t]
+                du = BUFD[sd, t] if part == 0 else d[u]
+                if not _admit(right, du, u, IR, VR, UP, UW):
+                    continue
+                at = np.searchsorted(W, c - sign * UW[u], side="right") - 1
+                if at < 0:
+                    continue
+                v = P[at] + sign * UP[u]
+                if bs < 0 or v > best:
+                    best, bs, bu, bsign = v, at, u, sign
+    return best, bs, bu, bsign
+
+
 # --- the incumbent and the bounds -------------------------------------------------------------------------------------
 
 
@@ -676,6 +841,40 @@ def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, 
             break
         L = step(L, u, sign, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES)
     return DONE, L
+
+
+# --- meet in the middle (Horowitz and Sahni) -----------------------------------------------------------------------
+
+
+def half_states(L, IR, items, p, w):
+    """The undominated subset sums of ``items`` (at most 62) with weight <= IR[C]: the list merged with its copy
+    shifted by each item in turn (dominance as in a step, no bounds), the states past the capacity dropped; each
+    state's bits say which of ``items`` it holds (bit t: items[t])."""
+    for t in range(items.shape[0]):
+        i = items[t]
+        IR[UPDATES] += 2 * IR[SIZE]
+        L, k, feasible = merge(L, IR, p[i], w[i], 1, np.int64(1) << np.int64(t))
+        IR[SIZE] = feasible  # heavier states only get heavier
+    return L
+
+
+def combine_c(WA, PA, WB, PB, c):
+    """The best pair of states, one of each half (both sorted by weight, values increasing): as A's weight grows
+    the best partner in B is the last one of weight <= c - W_A, found by one pointer moving down. Returns (value,
+    index in A, index in B), the first pair of the best value in A's order (compiled binding; :func:`.exact.combine_np`
+    is the numpy twin)."""
+    j = WB.shape[0] - 1
+    best = PA[0] - PA[0] - 1
+    ba, bb = -1, -1
+    for a in range(WA.shape[0]):
+        while j >= 0 and WB[j] > c - WA[a]:
+            j -= 1
+        if j < 0:
+            break
+        v = PA[a] + PB[j]
+        if v > best:
+            best, ba, bb = v, a, j
+    return best, ba, bb
 
 
 # --- the compiled binding's list: two rows of buffers, the current one and the one the next merge writes --------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import exact
-from .kernels import INTEGRAL, LIST_BYTES, MEM_BYTES, Z1, C
+from .kernels import INTEGRAL, LIST_BYTES, MEM_BYTES, SIZE, Z1, C
 
 # Bytes a candidate state costs at the peak of a vectorised merge: the merged weights, values and bits and their
 # order (32), the sorted copies, running maximum and mask (25), and the kept list (24), with room to spare.
@@ -35,7 +35,8 @@ def scalar(x):
 
 
 def merge_np(L, IR, pu, wu, sign, bit):
-    W, P, V = L
+    s = IR[SIZE]
+    W, P, V = L[0][:s], L[1][:s], L[2][:s]
     dw, dp = sign * int(wu), sign * scalar(pu)
     NW = np.concatenate([W, W + dw])
     NP = np.concatenate([P, P + dp])

@@ -33,6 +33,8 @@ COMPILED_OPS = {
     "muldiv": "muldiv_c",
     "setup": "setup_c",
     "refill": "refill_c",
+    "items": "items_c",
+    "combine": "combine_c",
 }
 PYTHON_OPS = {
     "merge": lists.merge_np,
@@ -47,6 +49,8 @@ PYTHON_OPS = {
     "muldiv": exact.muldiv,
     "setup": exact.setup_np,
     "refill": "refill_np",
+    "items": exact.items_np,
+    "combine": exact.combine_np,
 }
 DEVICE_OPS = {
     **PYTHON_OPS,
@@ -99,6 +103,16 @@ def python() -> Binding:
 @cache
 def device() -> Binding:
     return _bind("device", DEVICE_OPS)
+
+
+def host(binding: str | None, p) -> Binding:
+    """The binding a search over values ``p`` runs in: ``binding`` ("compiled" or "python") where given, else the
+    compiled one where numba loads and the values are int64 or float64 (object arrays: Python integers)."""
+    from .. import jit
+
+    if binding == "python" or p.dtype == object or (binding is None and not jit.enabled()):
+        return python()
+    return compiled()
 
 
 @cache
