@@ -5,6 +5,7 @@ knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / J
                                            every instance of a file that holds several, one line each
 knapsack-gpu profile FILE --plot out.png   the best value for every capacity
 knapsack-gpu plan FILE --device-memory 141GB   the dense plan a device would run, its bytes and time (no solve)
+knapsack-gpu compile                       compile the states engine ahead of time (numba, once per environment)
 knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
 
 ``--help`` and ``--version`` answer without importing torch (numpy and the solver load with the first command that
@@ -68,12 +69,21 @@ def _warn_known_solution(path, inst) -> None:
         print(warning, file=sys.stderr, flush=True)
 
 
+def _tell_compile() -> None:
+    """Say so before a first use compiles the states engine (tens of seconds, once per environment)."""
+    from . import jit
+
+    if not jit.cache_is_warm():
+        print(jit.COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+
 def _solve(weights, values, capacity, args):
     import torch
 
     from .progress import TqdmProgress
     from .solver import solve
 
+    _tell_compile()
     bar = None if args.no_progress else TqdmProgress()
     try:
         return solve(
@@ -226,6 +236,21 @@ def cmd_demo(args) -> int:
     return EXIT_OK
 
 
+def cmd_compile(args) -> int:
+    import time
+
+    from . import jit
+
+    if not jit.enabled():
+        print("knapsack-gpu: numba is not installed (or KNAPSACK_GPU_JIT=0): nothing to compile", file=sys.stderr)
+        return EXIT_INPUT
+    _tell_compile()
+    t0 = time.perf_counter()
+    jit.warm()
+    print(f"knapsack-gpu: the states engine is compiled and cached ({time.perf_counter() - t0:.1f} s)")
+    return EXIT_OK
+
+
 def cmd_bench(args, rest: list[str]) -> int:
     import runpy
 
@@ -327,6 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_at_least(0), default=0)
     solver_options(p)
 
+    sub.add_parser(
+        "compile",
+        help="compile the states engine now (numba; once per environment, tens of seconds) so that no solve waits",
+    )
+
     p = sub.add_parser("bench", help="run the benchmark suite (benchmarks/suite.py)")
     p.add_argument("--quick", action="store_true")
     return parser
@@ -349,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
             code = cmd_plan(args)
         elif args.command == "demo":
             code = cmd_demo(args)
+        elif args.command == "compile":
+            code = cmd_compile(args)
         else:
             code = cmd_bench(args, rest)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below

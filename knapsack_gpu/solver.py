@@ -387,6 +387,8 @@ class _StatesRun:
             meter=meter,
             stats=self.stats,
             progress=progress,
+            # a canonical solve (the torch.compile drop-in) needs only the value: never wait for a compile
+            binding="ready" if self.value_only else None,
         )
         self.free, self.items = s.free, s.items
         hits = (("zero-value", s.zero_value), ("heavy", s.heavy), ("zero-weight", s.free.size))

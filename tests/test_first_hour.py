@@ -175,12 +175,12 @@ def test_help_version_and_no_command_answer_without_torch():
         "import sys\nfrom knapsack_gpu.cli import main\n"
         "for argv in (['--version'], ['-V'], ['solve', '--help']):\n"
         "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
-        "print('torch' in sys.modules, main([]))"
+        "print('torch' in sys.modules, 'numba' in sys.modules, main([]))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.count("knapsack-gpu 0.1.0") == 2
     assert '"weights"' in r.stdout and "byte-order mark" in r.stdout  # the JSON schema in solve --help
-    assert r.stdout.strip().endswith("False 2")  # no torch; no command: help on stderr, exit 2
+    assert r.stdout.strip().endswith("False False 2")  # no torch, no numba (nothing compiles); no command: exit 2
     assert "usage: knapsack-gpu" in r.stderr
 
 
@@ -246,3 +246,26 @@ def test_the_two_clis_share_their_output_without_importing_each_other():
     code = "import sys, knapsack_gpu.distributed.cli; print('knapsack_gpu.cli' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "False"
+
+
+def test_compile_ahead_of_time_and_the_notice_before_a_first_compile(monkeypatch, capsys, tmp_path):
+    """`knapsack-gpu compile` builds the states engine's kernels (here: loads them, the cache is warm); a solve
+    whose cache is cold says so first, naming the way to do it ahead of time."""
+    from knapsack_gpu import jit
+
+    assert main(["compile"]) == 0
+    assert "compiled and cached" in capsys.readouterr().out
+    assert jit.ready("i") and jit.ready("f")
+    monkeypatch.setattr(jit, "cache_is_warm", lambda: False)
+    assert main(["solve", str(_kp_file(tmp_path)), "--device", "cpu"]) == 0
+    err = capsys.readouterr().err
+    assert "compiling the states engine" in err and "knapsack-gpu compile" in err
+
+
+def test_the_compile_cache_is_found_where_numba_keeps_it(monkeypatch, tmp_path):
+    from knapsack_gpu import jit
+
+    jit.warm("i")
+    assert jit.cache_is_warm()  # beside the source, after the warm-up above
+    monkeypatch.setenv(jit.ENV, "0")
+    assert jit.cache_is_warm()  # nothing compiles: nothing to wait for

@@ -192,3 +192,21 @@ def test_compiled_search_to_2_58_against_brute_force(items, share):
     assert chosen is not None and int(w[chosen].sum()) <= c and int(p[chosen].sum()) == value
     if s.engine is not None:
         assert stats.binding == s.engine.B.name
+
+
+def test_a_canonical_solve_never_waits_for_a_compile(monkeypatch):
+    """The drop-in's solves ask for the "ready" binding: before this process has the compiled kernels they run the
+    interpreted ones (the same value) and the compiled ones load in the background; after, the compiled ones."""
+    import knapsack_gpu.plan as plan
+
+    monkeypatch.setattr(plan, "CANONICAL_STATES_SECONDS", 0.0)  # the states engine's value first, at any size
+    monkeypatch.setattr(jit, "_ready", set())
+    started = []
+    monkeypatch.setattr(jit, "warm_in_background", lambda: started.append(True))
+    w, v, c = generate.strongly_correlated(np.random.default_rng(2), 300, 1000)
+    before = knapsack_gpu.solve(w, v, c, device="cpu", canonical=True)
+    assert before.stats["binding"] == "python" and started
+    jit.warm("i")
+    after = knapsack_gpu.solve(w, v, c, device="cpu", canonical=True)
+    assert after.stats["binding"] == "compiled"
+    assert before.value == after.value and before.selected == after.selected

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..memory import format_bytes
+from .. import jit
+from ..sizes import format_bytes
 from . import common, exact, extras, modes, offsets
 from . import kernels as K
 from .common import BIG, Incumbent, StatesOverflow, StatesStats
@@ -41,7 +42,7 @@ class Engine:
         meter: working-memory accounting; relax: may use the surrogate relaxation (off inside a surrogate's own
             solve); stats: shared with the sub-searches; depth: nesting level; progress: a
             :class:`knapsack_gpu.progress.Reporter` told the candidate states as they are built.
-        binding: "compiled", "python" or None (compiled where numba loads and the sums fit int64, else python).
+        binding: "compiled", "python", "ready" or None (see :func:`.modes.host`).
         big: whether a value or weight total reaches 2**62 (Python integers: the python binding); None: summed here.
     """
 
@@ -146,15 +147,15 @@ class Engine:
 
     @property
     def z1(self):
-        return self.VR[K.Z1]
+        return self.num(self.VR[K.Z1])
 
     @property
     def gap(self):
-        return self.VR[K.GAP]
+        return self.num(self.VR[K.GAP])
 
     @property
     def ub(self):
-        return self.VR[K.UB]
+        return self.num(self.VR[K.UB])
 
     @ub.setter
     def ub(self, value) -> None:
@@ -269,6 +270,8 @@ class Engine:
             event, self.L = self.B.run(self.L, *self.arrays)
             self._sync()
             if event == K.DONE:
+                if self.B.compiled:
+                    jit.mark_ready(self.p.dtype.kind)
                 return self._done()
             if event == K.BUDGET:
                 return False

@@ -224,12 +224,89 @@ def order_ties_c(order, k, p, w, descending, integral):
     return order
 
 
+# The orders _sorted sorts items into (our own small merge sort: numba's library sorts and np.partition cost tens of
+# seconds more to compile, for each dtype).
+BY_INDEX = 0  # item index ascending
+BY_KEY = 1  # key descending, then index
+NEAR_RIGHT = 2  # key descending, then weight ascending, then as given (a right chunk)
+NEAR_LEFT = 3  # key ascending, then weight ascending, then as given (a left chunk)
+
+
+def _first(a, b, keys, w, order) -> bool:
+    """Whether item a sorts strictly before item b in ``order``."""
+    if order == BY_INDEX:
+        return a < b
+    if keys[a] != keys[b]:
+        return keys[a] < keys[b] if order == NEAR_LEFT else keys[a] > keys[b]
+    if order == BY_KEY:
+        return a < b
+    return w[a] < w[b]
+
+
+def _sorted(idx, keys, w, order):
+    """A stably sorted copy of the item indices ``idx``: insertion sorts of runs of 16, then bottom-up merges."""
+    n = idx.shape[0]
+    a = idx.copy()
+    for lo in range(0, n, 16):
+        hi = min(lo + 16, n)
+        for t in range(lo + 1, hi):
+            x = a[t]
+            u = t - 1
+            while u >= lo and _first(x, a[u], keys, w, order):
+                a[u + 1] = a[u]
+                u -= 1
+            a[u + 1] = x
+    b = np.empty_like(a)
+    width = 16
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _first(a[j], a[i], keys, w, order):  # only a strictly earlier right item goes first: stable
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+                k += 1
+            b[k : k + mid - i] = a[i:mid]
+            k += mid - i
+            b[k : k + hi - j] = a[j:hi]
+        a, b = b, a
+        width *= 2
+    return a
+
+
+def _select(x, k):
+    """The k-th smallest of the floats x (0-based), by quickselect on a copy."""
+    a = x.copy()
+    lo, hi = 0, a.shape[0] - 1
+    while lo < hi:
+        piv = a[(lo + hi) // 2]
+        i, j = lo, hi
+        while i <= j:
+            while a[i] < piv:
+                i += 1
+            while a[j] > piv:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return a[k]
+    return a[k]
+
+
 def _sort_run(idx, keys, p, w, integral):
     """idx sorted into the efficiency order (a copy)."""
-    idx = np.sort(idx)  # ties of exact ratio go by index
-    o = np.argsort(-keys[idx], kind="mergesort")
-    idx = idx[o]
-    return order_ties(idx, keys[idx], p, w, True, integral)
+    idx = _sorted(idx, keys, w, BY_KEY)
+    return order_ties(idx, keys[idx], p, w, np.bool_(True), integral)
 
 
 def _one_ratio(idx, lo, hi, p, w, integral) -> bool:
@@ -256,7 +333,7 @@ def break_order_c(keys, p, w, cap, integral):
         for t in range(SAMPLE):
             sk[t] = keys[t * step]
             sw[t] = w[t * step]
-        o = np.argsort(-sk)
+        o = _sorted(np.arange(SAMPLE), sk, sw, BY_KEY)
         acc_est = 0.0
         r = SAMPLE - 1
         for t in range(SAMPLE):
@@ -302,7 +379,7 @@ def _one_key_one_ratio(idx, keys, p, w, integral) -> bool:
     for t in range(1, idx.shape[0]):
         if keys[idx[t]] != keys[idx[0]]:
             return False
-    return _one_ratio(idx, 0, idx.shape[0], p, w, integral)
+    return _one_ratio(idx, np.int64(0), idx.shape[0], p, w, integral)
 
 
 def _quickselect(keys, p, w, cap, integral):
@@ -338,7 +415,7 @@ def _quickselect(keys, p, w, cap, integral):
             acc += wg
             lo, hi = gt, eq
             if _one_ratio(idx, lo, hi, p, w, integral):  # e.g. a subset sum: the break in index order
-                band = np.sort(idx[lo:hi])
+                band = _sorted(idx[lo:hi], kk, w, BY_INDEX)
                 j = lo
                 while acc + w[band[j - lo]] <= cap:
                     acc += w[band[j - lo]]
@@ -655,7 +732,7 @@ def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys
         kk = np.empty(m, dtype=np.float64)
         for t in range(m):
             kk[t] = keys[pool[t]]
-        thr = np.partition(kk, m - k)[m - k] if right else np.partition(kk, k - 1)[k - 1]
+        thr = _select(kk, m - k) if right else _select(kk, k - 1)
         r = 0
         for t in range(m):
             x = pool[t]
@@ -680,9 +757,7 @@ def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys
                 u -= 1
             chunk[u + 1] = x
     else:
-        chunk = chunk[np.argsort(w[chunk], kind="mergesort")]
-        ck = keys[chunk]
-        chunk = chunk[np.argsort(-ck if right else ck, kind="mergesort")]
+        chunk = _sorted(chunk, keys, w, NEAR_RIGHT if right else NEAR_LEFT)
     order = order_ties(chunk, keys[chunk], p, w, right, IR[INTEGRAL] == 1)
     SR[s, BLEN] = bundle(s, order, IR, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, p, w, d)
 
@@ -807,8 +882,9 @@ def step(L, u, sign, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS,
     L, k, feasible = merge(L, IR, UP[u], UW[u], sign, _bit(e % IR[WINDOW]))
     if feasible > 0 and state_at(L, IR, feasible - 1)[0] > VR[Z]:
         _improve(L, feasible - 1, IR, VR)
-    t = peek(RIGHT, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
-    s = peek(LEFT, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+    # np.int64(...): a literal argument would compile each callee once more for that constant
+    t = peek(np.int64(RIGHT), IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+    s = peek(np.int64(LEFT), IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
     L, k = prune(L, IR, VR, k, feasible, t, s, UP, UW)
     IR[SIZE] = k
     IR[PEAK] = max(IR[PEAK], k)
@@ -823,7 +899,9 @@ def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, 
         if not room_for(L, IR, 2):
             return MEMORY, L
         IR[STARTED] = 1
-        L = step(L, IR[BRK], 1, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES)
+        L = step(
+            L, IR[BRK], np.int64(1), IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES
+        )
     while IR[SIZE] > 0 and VR[Z] < VR[UB]:
         if IR[SIZE] > IR[EVENT_SIZE]:
             return EXTRAS, L
@@ -853,7 +931,7 @@ def half_states(L, IR, items, p, w):
     for t in range(items.shape[0]):
         i = items[t]
         IR[UPDATES] += 2 * IR[SIZE]
-        L, k, feasible = merge(L, IR, p[i], w[i], 1, np.int64(1) << np.int64(t))
+        L, k, feasible = merge(L, IR, p[i], w[i], np.int64(1), np.int64(1) << np.int64(t))
         IR[SIZE] = feasible  # heavier states only get heavier
     return L
 
@@ -973,7 +1051,7 @@ def prune_c(L, IR, VR, k, feasible, t, s, UP, UW):
     z1, c, integral = VR[Z1], IR[C], IR[INTEGRAL] == 1
     out = 0
     if t >= 0:
-        out = _keep_part(W, P, V, 0, feasible, out, z1, c, UP[t], UW[t], integral)
+        out = _keep_part(W, P, V, np.int64(0), feasible, out, z1, c, UP[t], UW[t], integral)
     if s >= 0:
         out = _keep_part(W, P, V, feasible, k, out, z1, c, UP[s], UW[s], integral)
     return L, out

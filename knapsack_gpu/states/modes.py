@@ -106,13 +106,41 @@ def device() -> Binding:
 
 
 def host(binding: str | None, p) -> Binding:
-    """The binding a search over values ``p`` runs in: ``binding`` ("compiled" or "python") where given, else the
-    compiled one where numba loads and the values are int64 or float64 (object arrays: Python integers)."""
+    """The binding a search over values ``p`` runs in: "python" or "compiled" where asked for; "ready": the
+    compiled one where this process has loaded it already, else the python one (and the compiled one starts loading
+    in the background); None: the compiled one, compiling it where needed. Object arrays (Python integers) and
+    machines without numba run the python binding."""
     from .. import jit
 
-    if binding == "python" or p.dtype == object or (binding is None and not jit.enabled()):
+    if binding == "python" or p.dtype == object or not jit.enabled():
+        return python()
+    if binding == "ready" and not jit.ready(p.dtype.kind):
+        jit.warm_in_background()
         return python()
     return compiled()
+
+
+def warm(kind: str) -> None:
+    """Compile (or load) every entry point of the compiled binding for values of numpy kind ``kind`` ("i", "f"),
+    each on a tiny instance."""
+    import numpy as np
+
+    from . import Search, mitm
+
+    dtype = np.int64 if kind == "i" else np.float64
+    B = compiled()
+    p = np.array([7, 5, 4, 3, 3, 3, 3, 2, 9, 8], dtype=dtype)
+    w = np.array([5, 4, 3, 2, 2, 2, 2, 2, 7, 6], dtype=np.int64)
+    s = Search(p, w, 12, binding="compiled")  # items, setup, init_state, refresh
+    s.run(None)  # run (and everything it calls)
+    eng = Search(p, w, 12, binding="compiled").engine
+    eng.run(0)
+    W, P, _ = eng.host_lists()
+    B.pair_c(W, P, *eng.arrays[:16])
+    keys = p / w
+    B.break_order(keys, p, w, 12, kind == "i")
+    if kind == "i":
+        mitm.solve(eng)  # half_states, combine
 
 
 @cache
