@@ -4,7 +4,7 @@ knapsack-gpu demo                          a demo solve on the best available de
 knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file (- reads stdin);
                                            every instance of a file that holds several, one line each
 knapsack-gpu profile FILE --plot out.png   the best value for every capacity
-knapsack-gpu plan FILE --device-memory 141GB   the dense plan a device would run, its bytes and time (no solve)
+knapsack-gpu plan FILE [--device cuda --device-memory 141GB]   what a solve would do: states, then the dense plan
 knapsack-gpu compile                       compile the states engine ahead of time (numba, once per environment)
 knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
 
@@ -152,8 +152,15 @@ def _solve_all(instances, args) -> int:
 
 
 def cmd_plan(args) -> int:
+    import torch
+
     from .dryrun import plan_for
 
+    if args.device.startswith("cuda") and args.device_memory is None and not torch.cuda.is_available():
+        raise ValueError(
+            f"--device {args.device}: no CUDA device here to read the free memory of; pass --device-memory (e.g. "
+            "141GB for an H200) to plan for one, or leave --device at auto (the CPU here)"
+        )
     inst = _read(args)
     report = plan_for(
         inst.weights,
@@ -170,7 +177,7 @@ def cmd_plan(args) -> int:
         print(json.dumps(report.as_dict()))
     else:
         print(report)
-    return EXIT_OK if report.fits or report.strategy == "closed" else EXIT_MEMORY
+    return EXIT_OK if report.fits else EXIT_MEMORY
 
 
 def cmd_profile(args) -> int:
@@ -339,9 +346,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto")
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
 
-    p = instance_command("plan", "the dense plan a device would run (bytes, time), without solving")
-    p.add_argument("--device", default="cuda", help="the device to plan for (need not be present): cuda, cpu")
-    p.add_argument("--device-memory", type=parse_bytes, default=None, help="its memory, e.g. 141GB (default: free now)")
+    p = instance_command(
+        "plan", "what a solve would do: the states engine's first budget, then the dense plan's bytes and time"
+    )
+    p.add_argument(
+        "--device",
+        default="auto",
+        help="the device to plan for: auto (the one solve uses: CUDA if present, else the CPU; the default), cpu, "
+        "cuda, cuda:N (need not be present, with --device-memory)",
+    )
+    p.add_argument(
+        "--device-memory",
+        type=parse_bytes,
+        default=None,
+        help="its memory, e.g. 141GB (default: what it has free now, where it is present)",
+    )
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
     p.add_argument("--cell-rate", type=float, default=None, help="cells/s for the estimate (default: from bandwidth)")
     p.add_argument("--json", action="store_true")

@@ -38,7 +38,8 @@ ENV_STRATEGY = "KNAPSACK_GPU_STRATEGY"
 # of a dense pass, one state update of the states list, and the states list's per-item overhead (a dozen torch ops).
 # Rough figures for one CPU thread (benchmarks/results/SUITE.md has the measured rates): 1-2e9 int32 cells/s, a state
 # update 40-60 ns (numpy ops on the list), some 30 array ops per item of the states list.
-CELL_BYTE_SECONDS = 0.25e-9
+# A CUDA device: an H200's measured copy bandwidth (4.3e12 B/s) over the three values a cell update moves.
+CELL_BYTE_SECONDS = {"cpu": 0.25e-9, "cuda": 3 / 4.3e12}
 ITEM_SECONDS = 5e-6
 # One state update of the states engine (a candidate state through merge, dominance and fathoming): 7-16 ns
 # measured on one CPU thread at 1e4-1e6 states (numpy ops on the list; multiple strongly correlated, circle and
@@ -116,6 +117,7 @@ class Dense:
     slack: float
     cells: int  # cell updates of the top-level pass
     scale: Scale | None = None  # reduced values (the job's are Q*v - P*w, its profile Q*f - P*c)
+    device_type: str = "cpu"  # what the cost model prices its cells at
 
     @property
     def pruned(self) -> bool:
@@ -124,7 +126,7 @@ class Dense:
     @property
     def seconds(self) -> float:
         """The cost model's estimate of this plan's forward work."""
-        return self.cells * _size(self.job.dtype) * CELL_BYTE_SECONDS + self.job.m * ITEM_SECONDS
+        return self.cells * _size(self.job.dtype) * CELL_BYTE_SECONDS[self.device_type] + self.job.m * ITEM_SECONDS
 
 
 def _threshold(red: Reduced) -> tuple[float, float]:
@@ -148,7 +150,7 @@ def _window_fn(w: np.ndarray, v: np.ndarray, sorted_order: bool):
     return fn
 
 
-def pruned(red: Reduced, canonical: bool) -> Dense:
+def pruned(red: Reduced, canonical: bool, device_type: str = "cpu") -> Dense:
     """The pruned dense plan: efficiency order (input order when canonical), windows from the bounds."""
     b = red.bounds
     positions = np.arange(red.n) if canonical else b.order
@@ -158,7 +160,7 @@ def pruned(red: Reduced, canonical: bool) -> Dense:
     L = red.capacity + 1
     job, scale = _standard_job(red, w, v, L - 1)
     job.window = fn(0, red.n, 0, red.n, red.capacity, threshold)
-    return Dense(job, positions, fn, threshold, slack, job.schedule.cells, scale)
+    return Dense(job, positions, fn, threshold, slack, job.schedule.cells, scale, device_type)
 
 
 def _standard_job(red: Reduced, w: np.ndarray, v: np.ndarray, target: int | None) -> tuple[Job, Scale | None]:
@@ -175,7 +177,7 @@ def _standard_job(red: Reduced, w: np.ndarray, v: np.ndarray, target: int | None
     return Job(w, r, L, False, dtype, target=target, ramp=scale.ramp), scale
 
 
-def dense(red: Reduced, complement: bool = True, whole: bool = False) -> Dense:
+def dense(red: Reduced, complement: bool = True, whole: bool = False, device_type: str = "cpu") -> Dense:
     """Every cell, items in input order; over the complement when its profile is shorter (and exact in a dtype).
     ``whole``: every capacity's value is wanted (a profile), not only the last."""
     w, values = red.weights, red.values
@@ -192,33 +194,34 @@ def dense(red: Reduced, complement: bool = True, whole: bool = False) -> Dense:
             cover, target, dtype = True, total - cap, cover_dtype
     if not cover and not whole:
         job, scale = _standard_job(red, w, values, target)
-        return Dense(job, np.arange(red.n), None, None, 0.0, job.schedule.cells, scale)
+        return Dense(job, np.arange(red.n), None, None, 0.0, job.schedule.cells, scale, device_type)
     vals = values.astype(numpy_dtype(dtype))
     sentinel = None
     if cover:
         vals = -vals
         sentinel = vals.dtype.type(-np.inf if vals.dtype.kind == "f" else -(exact_sum(values) + 1))
     job = Job(w, vals, target + 1, cover, dtype, sentinel, target=None if whole else target)
-    return Dense(job, np.arange(red.n), None, None, 0.0, job.schedule.cells)
+    return Dense(job, np.arange(red.n), None, None, 0.0, job.schedule.cells, None, device_type)
 
 
 def _size(dtype) -> int:
     return np.dtype(numpy_dtype(dtype)).itemsize
 
 
-def states_first_budget(items: np.ndarray, capacity: int, value_bound: int | float) -> int | None:
+def states_first_budget(items: np.ndarray, capacity: int, value_bound: int | float, device_type: str = "cpu"):
     """State updates the states engine may spend before the dense plans are looked at: a share of a full dense
-    pass's estimated time over the items it searches; None (no limit but memory) where no dense row could exist."""
+    pass's estimated time on the device over the items it searches; None (no limit but memory) where no dense row
+    could exist."""
     itemsize = 4 if value_bound < 2**31 else 8
     if (capacity + 1) * itemsize > 2**40:  # a terabyte row: no device holds it, the states engine is the plan
         return None
-    seconds = items.size * (capacity + 1) * itemsize * CELL_BYTE_SECONDS
+    seconds = items.size * (capacity + 1) * itemsize * CELL_BYTE_SECONDS[device_type]
     return max(STATES_MIN_UPDATES, int(STATES_FIRST_SHARE * seconds / STATE_SECONDS))
 
 
 def canonical_states(n: int, capacity: int) -> bool:
     """Whether a canonical solve of n items should look for the states engine's value first."""
-    return n * (capacity + 1) * 8 * CELL_BYTE_SECONDS >= CANONICAL_STATES_SECONDS
+    return n * (capacity + 1) * 8 * CELL_BYTE_SECONDS["cpu"] >= CANONICAL_STATES_SECONDS
 
 
 def states_budget(plan: Dense) -> int:
@@ -226,10 +229,15 @@ def states_budget(plan: Dense) -> int:
     return max(STATES_MIN_UPDATES, int(STATES_BUDGET_SHARE * plan.seconds / STATE_SECONDS))
 
 
+def states_cap(plan: Dense) -> int:
+    """The most state updates the states engine may reach in all before ``plan`` runs."""
+    return int(STATES_CAP_SHARE * plan.seconds / STATE_SECONDS)
+
+
 def states_extension(plan: Dense, budget: int, spent: int, projected: int) -> int | None:
     """The next budget of a states engine that stopped at ``budget`` having spent ``spent`` state updates, with
     ``projected`` more to go (:meth:`knapsack_gpu.states.Search.projected_updates`); None: give way to ``plan``."""
-    cap = int(STATES_CAP_SHARE * plan.seconds / STATE_SECONDS)
+    cap = states_cap(plan)
     if spent + projected > cap or budget >= cap:
         return None
     return min(cap, 2 * budget)
@@ -244,7 +252,7 @@ class Choice:
     reason: str
 
 
-def choose(red: Reduced, strategy: str, canonical: bool) -> Choice:
+def choose(red: Reduced, strategy: str, canonical: bool, device_type: str = "cpu") -> Choice:
     """Pick a plan.
 
     Args:
@@ -261,10 +269,10 @@ def choose(red: Reduced, strategy: str, canonical: bool) -> Choice:
             raise ValueError("strategy='closed' needs bounds that meet: this instance's do not")
         return Choice("closed", None, f"lower bound {b.lower} meets upper bound {b.upper}")
     if strategy == "dense" or b is None:
-        return Choice("dense", dense(red), "forced" if strategy == "dense" else "no bounds")
-    plan = pruned(red, canonical)
+        return Choice("dense", dense(red, device_type=device_type), "forced" if strategy == "dense" else "no bounds")
+    plan = pruned(red, canonical, device_type)
     if strategy == "pruned":
         return Choice("pruned", plan, "forced")
-    full = dense(red)
+    full = dense(red, device_type=device_type)
     best = full if full.seconds * (1 - PRUNE_MIN_GAIN) < plan.seconds else plan
     return Choice("pruned" if best.pruned else "dense", best, f"{best.cells} of {full.cells} cells")

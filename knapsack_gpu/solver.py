@@ -41,20 +41,23 @@ class Solution:
         weight: their total weight (<= capacity).
         stats: how it was solved: ``strategy`` ("reduced": nothing left after the reductions, "closed": the bounds
             met, "states", "pruned-bits", "pruned-hirschberg", "dense-bits", "dense-hirschberg"), ``device``,
-            ``backend``, ``dtype``, ``reductions``, ``fixed`` ({"in", "out"} items fixed by Dembo-Hammer: by the
+            ``backend``, ``dtype``, ``reduced_values`` (the dense DP's {"P", "Q"} where it ran on Q v - P w, else
+            None), ``reductions``, ``fixed`` ({"in", "out"} items fixed by Dembo-Hammer: by the
             states engine before they entered its core, or by the bounds of a dense plan), ``lower_bound`` /
             ``upper_bound`` (of the residual problem that reached the plan: after the reductions and fixing) and
             ``instance_lower_bound`` / ``instance_upper_bound`` (the same bounds on the whole instance's optimum),
             ``items`` and ``profile_length`` (what reached the DP), ``dp_seconds`` (the dense DP's own time),
             ``cell_updates`` against ``full_cells`` (n * (C + 1)), ``peak_states``, ``passes``, ``item_passes``,
             ``leaves``, ``depth``, ``launches`` (torch and triton backends: the device operations the dense DP issued,
-            kernel launches, fills and copies, or torch ops), ``peak_bytes`` (working memory the solver counted,
-            per-item host state included on the CPU), ``memory_limit``, ``plan_reason``, ``seconds``. Where the states
-            engine ran, also ``core`` (items and bundles that entered its core), ``state_updates``, ``bundled`` (items
-            that entered in bundles of identical items), ``extras`` (of "gcd", "divisibility", "surrogate", "pairing":
-            those that changed something), ``resolves`` (narrower cores solved again to recover the selection) and
-            ``binding`` (how its kernels ran: "compiled" by numba, "python" with numpy list operations, or "device"
-            with torch list operations on CUDA).
+            kernel launches, fills and copies, or torch ops), ``threads`` (numpy backend: the threads a dense pass
+            split its items over), ``peak_bytes`` (working memory the solver counted, per-item host state included on
+            the CPU), ``memory_limit``, ``plan_reason`` (why this plan), ``seconds``; of the states engine: ``core``
+            (items and bundles that entered its core), ``state_updates``, ``bundled`` (items that entered in bundles
+            of identical items), ``extras`` (of "offsets", "gcd", "divisibility", "surrogate", "pairing",
+            "dominance", "meet-in-the-middle": those that changed something), ``resolves`` (narrower cores solved
+            again to recover the selection) and ``binding`` (how its kernels ran: "compiled" by numba, "python" with
+            numpy list operations, or "device" with torch list operations on CUDA). Every key is always present:
+            None (or 0, or empty) where it does not apply.
     """
 
     value: int | float
@@ -226,56 +229,140 @@ def _solve(
         "depth": 0,
         "peak_bytes": 0,
         "memory_limit": meter.limit,
+        "plan_reason": None,
+        "dp_seconds": None,
+        "launches": None,
+        "threads": None,
+        "core": 0,
+        "state_updates": 0,
+        "bundled": 0,
+        "extras": [],
+        "resolves": 0,
+        "binding": None,
     }
-    run = None
-    tried = strategy in ("auto", "states") and dtype is None
-    states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
-    if states_meter is not None:
-        run = _StatesRun(inst, dev, resolve_backend(backend, dev, torch.int64), states_meter, stats, progress, meter)
-        budget = None if strategy == "states" else plan_mod.states_first_budget(run.items, inst.capacity, run.bound)
-        if run.run(budget) and not canonical:
-            return _finish(inst, run.selection(), stats, meter)
-    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
-    name = resolve_backend(backend, dev, red.dtype)
-    selected = red.forced
-    if red.n:
-        job = _dense_job(red, strategy, canonical)
-        name, dense_need = plan_mod.fitting_backend(
-            job, dev, plan_mod.fallbacks(backend, name), meter.limit - meter.current
+    d = _decide(inst, dev, backend, meter, held, dtype, progress, canonical, strategy, stats)
+    run, red = d.run, d.red
+    if d.outcome == "states":
+        stats["plan_reason"] = f"the states engine finished after {run.stats.state_updates} updates" + (
+            "" if d.budget is None else f" (its first budget: {d.budget})"
         )
-    _reduced_stats(stats, red, name)
-    if red.n:
-        if run is not None and not canonical and dense_need > meter.limit - meter.current and run.run(None):
-            return _finish(inst, run.selection(), stats, meter)  # no dense row fits: the states engine is the plan
-        if (run is not None and strategy == "states") or dense_need > meter.limit - meter.current:
-            raise _too_small(red, dev, name, meter.limit, held, inst.n, strategy, canonical, run)
-        choice = plan_mod.choose(red, strategy, canonical)
-        if run is not None and run.overflow is None and not run.done and choice.dense is not None:
-            # The states engine may go on up to a share of the dense plan's estimated time; what it finds by then
-            # (a better incumbent, more items fixed) starts the dense plan.
-            spent = run.stats.state_updates
-            if run.run_within(choice.dense) and not canonical:
-                return _finish(inst, run.selection(), stats, meter)
-            if run.stats.state_updates > spent:
-                red = reduce(inst, dtype, canonical=canonical, fixing=True, incumbent=run.incumbent())
-                _reduced_stats(stats, red, name)
-                choice = plan_mod.choose(red, strategy, canonical)
-        stats["plan_reason"] = choice.reason
+        return _finish(inst, run.selection(), stats, meter)
+    if d.outcome == "memory":
+        raise _too_small(red, dev, d.name, meter.limit, held, inst.n, strategy, canonical, run)
+    selected = red.forced
+    if d.outcome == "reduced":  # the states engine (if it ran) gave way and the reductions left nothing
+        stats["strategy"] = "reduced"
+        stats["plan_reason"] = "nothing is left after the reductions (" + ", ".join(red.applied) + ")"
+    if d.choice is not None:
+        choice = d.choice
         if run is not None:
-            what = (
-                "states found the optimum's value (dp_knapsack's selection takes a pass in input order)"
-                if run.done
-                else "states gave way"
-            )
-            stats["plan_reason"] = f"{what} after {run.stats.state_updates} updates; " + choice.reason
             run.release()  # the dense plan's memory is counted without the list the states engine left
         if choice.strategy == "closed":
             stats["strategy"] = "closed"
             selected = red.bounds.incumbent
         elif red.n:
-            dp = _run_dense(choice.dense, red, dev, name, limit, meter, stats, progress, threads)
+            dp = _run_dense(choice.dense, red, dev, d.name, limit, meter, stats, progress, threads)
             selected = red.selection(dp)
     return _finish(inst, selected, stats, meter)
+
+
+# The most state updates a dry run gives the states engine where no dense row fits (~1 s compiled): past them it
+# reports that a solve goes on without a budget.
+DRY_RUN_UPDATES = 10**8
+
+
+@dataclass
+class Decision:
+    """What a solve does (:func:`_decide`), before any dense pass runs.
+
+    outcome: "states" (the states engine has the optimum), "closed" / "pruned" / "dense" (``choice`` is that plan),
+        "reduced" (nothing left after the reductions), "memory" (no plan fits the memory limit: a solve raises
+        MemoryError), or, in a dry run only, "states-unfinished" (no dense row fits and the states engine had not
+        finished within DRY_RUN_UPDATES, its list fitting so far).
+    run: the states engine's run (None where it did not run); budget: its first work budget (None: unbounded).
+    red, name, dense_need: the reduced instance, the dense backend and its least working memory in bytes.
+    """
+
+    outcome: str
+    run: _StatesRun | None = None
+    budget: int | None = None
+    red: Reduced | None = None
+    name: str | None = None
+    dense_need: int = 0
+    choice: plan_mod.Choice | None = None
+
+
+def _decide(
+    inst: Instance,
+    dev,
+    backend: str,
+    meter: Meter,
+    held: int,
+    dtype,
+    progress: Reporter | None,
+    canonical: bool,
+    strategy: str,
+    stats: dict,
+    dry: bool = False,
+    states_dev=None,
+) -> Decision:
+    """The states engine first (under its work budget), then the reductions and the choice of a dense plan: the
+    decisions a solve takes and a dry run (``dry``: the states engine's open-ended runs are capped at
+    DRY_RUN_UPDATES, and its extension within the dense plan's share is not run) reports. ``states_dev``: where the
+    states engine runs (a dry run for a device that is not present runs it on the CPU)."""
+    run, budget = None, None
+    tried = strategy in ("auto", "states") and dtype is None
+    states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
+    if states_meter is not None:
+        sdev = dev if states_dev is None else states_dev
+        name = resolve_backend(backend, sdev, torch.int64)
+        run = _StatesRun(inst, sdev, name, states_meter, stats, progress, meter)
+        if strategy != "states":
+            budget = plan_mod.states_first_budget(run.items, inst.capacity, run.bound, dev.type)
+        if run.run(DRY_RUN_UPDATES if dry and budget is None else budget) and not canonical:
+            return Decision("states", run, budget)
+    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
+    name, dense_need = resolve_backend(backend, dev, red.dtype), 0
+    room = meter.limit - meter.current
+    if red.n:
+        job = _dense_job(red, strategy, canonical, dev.type)
+        name, dense_need = plan_mod.fitting_backend(job, dev, plan_mod.fallbacks(backend, name), room)
+    _reduced_stats(stats, red, name)
+    d = Decision("reduced", run, budget, red, name, dense_need)
+    if not red.n:
+        return d
+    if run is not None and not canonical and dense_need > room:  # no dense row fits: the states engine is the plan
+        if run.run(DRY_RUN_UPDATES if dry else None):
+            d.outcome = "states"
+            return d
+        if dry and run.overflow is None:
+            d.outcome = "states-unfinished"
+            return d
+    if (run is not None and strategy == "states") or dense_need > room:
+        d.outcome = "memory"
+        return d
+    choice = plan_mod.choose(red, strategy, canonical, dev.type)
+    if not dry and run is not None and run.overflow is None and not run.done and choice.dense is not None:
+        # The states engine may go on up to a share of the dense plan's estimated time; what it finds by then
+        # (a better incumbent, more items fixed) starts the dense plan.
+        spent = run.stats.state_updates
+        if run.run_within(choice.dense) and not canonical:
+            d.outcome = "states"
+            return d
+        if run.stats.state_updates > spent:
+            red = d.red = reduce(inst, dtype, canonical=canonical, fixing=True, incumbent=run.incumbent())
+            _reduced_stats(stats, red, name)
+            choice = plan_mod.choose(red, strategy, canonical, dev.type)
+    stats["plan_reason"] = choice.reason
+    if run is not None:
+        what = (
+            "states found the optimum's value (dp_knapsack's selection takes a pass in input order)"
+            if run.done
+            else "states gave way"
+        )
+        stats["plan_reason"] = f"{what} after {run.stats.state_updates} updates; " + choice.reason
+    d.choice, d.outcome = choice, choice.strategy
+    return d
 
 
 def _states_meter(inst: Instance, dev, backend: str, meter: Meter, canonical: bool) -> Meter | None:
@@ -293,9 +380,11 @@ def _states_meter(inst: Instance, dev, backend: str, meter: Meter, canonical: bo
     return Meter(room, dev) if room > 0 else None
 
 
-def _dense_job(red: Reduced, strategy: str, canonical: bool):
+def _dense_job(red: Reduced, strategy: str, canonical: bool, device_type: str = "cpu"):
     """The top-level job of the dense plan that would run (for its memory: the choice between plans comes later)."""
-    return (plan_mod.dense(red) if strategy == "dense" or red.bounds is None else plan_mod.pruned(red, canonical)).job
+    if strategy == "dense" or red.bounds is None:
+        return plan_mod.dense(red, device_type=device_type).job
+    return plan_mod.pruned(red, canonical, device_type).job
 
 
 def _dense_need(red: Reduced, dev, name: str, strategy: str, canonical: bool) -> int:
