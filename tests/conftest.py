@@ -29,6 +29,11 @@ if HAS_CUDA and HAS_TRITON:
     FAST.append(("cuda", "triton"))
 FAST_IDS = [f"{d}-{b}" for d, b in FAST]
 
+# No test may depend on how fast the machine is: a subprocess or a process group is given this long only so that a
+# hang fails its test instead of the whole run. A guard, never a budget: the slowest child here (the device check's
+# smoke run) takes about a minute alone on a 2-core VM, so a busy machine stays far inside it.
+HANG_S = 1800
+
 
 @pytest.fixture(autouse=True)
 def _seed():
