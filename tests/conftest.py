@@ -34,6 +34,14 @@ FAST_IDS = [f"{d}-{b}" for d, b in FAST]
 # smoke run) takes about a minute alone on a 2-core VM, so a busy machine stays far inside it.
 HANG_S = 1800
 
+try:  # hypothesis' deadline and its too_slow health check time each example: off by default, not only where set
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("no-clock", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("no-clock")
+except ImportError:  # the test extra: only tests/test_hypothesis.py and tests/test_states.py need it
+    pass
+
 
 @pytest.fixture(autouse=True)
 def _seed():

@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+from conftest import HANG_S
 
 import knapsack_gpu.partitioner as kp
 from knapsack_gpu.reference import brute_force
@@ -200,7 +201,7 @@ def mlp_runs():
     """The MLP compile, in two separate processes (the uuid must not depend on the process)."""
     runs = []
     for _ in range(2):
-        r = subprocess.run([sys.executable, "-c", MLP_SCRIPT], capture_output=True, text=True, timeout=600)
+        r = subprocess.run([sys.executable, "-c", MLP_SCRIPT], capture_output=True, text=True, timeout=HANG_S)
         assert r.returncode == 0, r.stderr[-2000:]
         runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
     return runs
