@@ -30,6 +30,15 @@ DTYPES = [torch.int32, torch.int64, torch.float32, torch.float64]
 
 
 PATHS = ["sweep", "item", "tile", "mixed"]
+SLOW = pytest.mark.slow
+
+# (items, profile length) of the bit-for-bit jobs. The default suite stops at 40 items over 130 cells: five bit planes,
+# several tile groups, three chunks, five item blocks and more tiles than the two persistent programs, on every path.
+# The slow tier (pytest -m slow; CI runs it) runs the sizes these tests first had, up to 40 items over 400 cells, at
+# twice the cost: the same edges crossed more often (weights up to a third of 400 cells are too heavy for tiles, so
+# the tile kernel runs at the smaller sizes of either list).
+SIZES = [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 210), (40, 130)]
+SLOW_SIZES = [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333), (40, 400)]
 
 
 def force_path(monkeypatch, path: str, scale: int = 1) -> str:
@@ -56,18 +65,17 @@ def kernel_path(request, monkeypatch):
     return force_path(monkeypatch, request.param)
 
 
+@pytest.mark.parametrize("sizes", [SIZES, pytest.param(SLOW_SIZES, marks=SLOW)], ids=["sizes", "slow-sizes"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("cover", [False, True], ids=["standard", "cover"])
 @pytest.mark.parametrize("windows", [False, True], ids=["all-cells", "windows"])
-def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
+def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows, sizes):
     from knapsack_gpu.dense.passes.triton_pass import launch_plan
 
     kern = knapsack_gpu.dense.passes.triton_pass.kernels()
     rng = np.random.default_rng(5)
     kinds = set()
-    # The largest: 40 items (five bit planes, several tile groups) over 130 cells, three chunks, five item blocks and
-    # three or more tiles for two persistent programs; 400 cells crossed the same edges at three times the cost.
-    for m, length in [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333), (40, 130)]:
+    for m, length in sizes:
         job = random_job(rng, m, length, dtype, cover, windows=windows)
         if m % 2:  # a leaf's pass: only f(C) wanted, item ranges start where a backtrack can reach
             job = dataclasses.replace(job, target=length - 1)
@@ -80,12 +88,17 @@ def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
     assert kinds == expected if kernel_path != "mixed" else kinds >= expected, kinds
 
 
+@pytest.mark.parametrize(
+    "sizes",
+    [[(8, 64), (17, 210), (40, 130)], pytest.param([(8, 64), (17, 333), (40, 400)], marks=SLOW)],
+    ids=["sizes", "slow-sizes"],
+)
 @pytest.mark.parametrize("dtype", [torch.int16, torch.int32], ids=str)
-def test_kernels_on_reduced_values(kernel_path, dtype):
+def test_kernels_on_reduced_values(kernel_path, dtype, sizes):
     """Reduced-value jobs (negative values, the empty profile a ramp cut by a floor, no prefix rule) on every kernel
     path, against the numpy pass."""
     rng = np.random.default_rng(8)
-    for m, length in [(8, 64), (17, 333), (40, 130)]:  # the largest as in test_kernels_match_torch_pass
+    for m, length in sizes:
         for windows in (False, True):
             job = random_job(rng, m, length, dtype, cover=False, windows=windows, ramp=True)
             f_triton, b_triton = run_pass("triton", job, DEVICE)
@@ -142,11 +155,12 @@ def test_solve_with_triton_against_oracles(kernel_path, family):
             assert sol.selected == reference_dp(w.tolist(), v.tolist(), cap)[1]
 
 
+@pytest.mark.parametrize("scale", [8, pytest.param(1, marks=SLOW)], ids=["coarse", "fine"])
 @pytest.mark.parametrize("path", PATHS)
-def test_triton_hirschberg(monkeypatch, path):
-    # Blocks 8x the small ones: the 1,541-cell profile still spans several chunks, item blocks and tiles per
+def test_triton_hirschberg(monkeypatch, path, scale):
+    # Blocks 8x the small ones by default: the 1,541-cell profile still spans several chunks, item blocks and tiles per
     # persistent program, and the interpreter pays per program: the same 10 passes, 4 leaves and depth 2, 5x cheaper.
-    force_path(monkeypatch, path, scale=8)
+    force_path(monkeypatch, path, scale=scale)
     rng = np.random.default_rng(9)
     w = rng.integers(1, 40, 150)
     v = rng.integers(1, 100, 150)
