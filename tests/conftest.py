@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import torch
 
@@ -10,6 +11,11 @@ import torch
 # decorated, so it must be set before anything imports knapsack_gpu.kernels.
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+
+# Child processes import this tree's package, not whichever knapsack_gpu is installed: README blocks run from a
+# temporary folder and benchmarks/child.py from benchmarks/, where an editable install of another checkout would win.
+_ROOT = str(Path(__file__).resolve().parent.parent)
+os.environ["PYTHONPATH"] = os.pathsep.join([_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 import random  # noqa: E402
 
