@@ -37,7 +37,7 @@ FAST_IDS = [f"{d}-{b}" for d, b in FAST]
 
 # No test may depend on how fast the machine is: a subprocess or a process group is given this long only so that a
 # hang fails its test instead of the whole run. A guard, never a budget: the slowest child here (the device check's
-# smoke run) takes about a minute alone on a 2-core VM, so a busy machine stays far inside it.
+# smoke run) took 31 s wall on this 2-core VM at a load average near 3, so even a much busier machine stays inside it.
 HANG_S = 1800
 
 try:  # hypothesis' deadline and its too_slow health check time each example: off by default, not only where set
