@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import torch
 
@@ -10,6 +11,11 @@ import torch
 # decorated, so it must be set before anything imports knapsack_gpu.kernels.
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+
+# Child processes import this tree's package, not whichever knapsack_gpu is installed: README blocks run from a
+# temporary folder and benchmarks/child.py from benchmarks/, where an editable install of another checkout would win.
+_ROOT = str(Path(__file__).resolve().parent.parent)
+os.environ["PYTHONPATH"] = os.pathsep.join([_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 import random  # noqa: E402
 
@@ -28,6 +34,19 @@ FAST = [("cpu", "numpy"), ("cpu", "torch")] + ([("cuda", "torch")] if HAS_CUDA e
 if HAS_CUDA and HAS_TRITON:
     FAST.append(("cuda", "triton"))
 FAST_IDS = [f"{d}-{b}" for d, b in FAST]
+
+# No test may depend on how fast the machine is: a subprocess or a process group is given this long only so that a
+# hang fails its test instead of the whole run. A guard, never a budget: the slowest child here (the device check's
+# smoke run) took 31 s wall on this 2-core VM at a load average near 3, so even a much busier machine stays inside it.
+HANG_S = 1800
+
+try:  # hypothesis' deadline and its too_slow health check time each example: off by default, not only where set
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("no-clock", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("no-clock")
+except ImportError:  # the test extra: only tests/test_hypothesis.py and tests/test_states.py need it
+    pass
 
 
 @pytest.fixture(autouse=True)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import socket
 import subprocess
 import sys
-import time
 import traceback
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import torch
 import torch.multiprocessing as mp
+from conftest import HANG_S
 from oracle import assert_feasible, assert_value
 
 import knapsack_gpu
@@ -32,8 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import distributed_minimum as issue24  # noqa: E402
 
 WORLDS = (2, 3)
-PG_TIMEOUT_S = 30  # no test may hang: a stuck collective fails after this
-DEADLINE_S = 240  # a whole world's run, from spawn to the last rank's exit
 
 
 def _free_port() -> int:
@@ -42,7 +41,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _worker(rank: int, world: int, port: int, cases: list, out_dir: str, timeout_s: float, die_after: int | None):
+def _worker(rank: int, world: int, port: int, cases: list, out_dir: str, die_after: int | None):
     torch.set_num_threads(1)
     os.environ["KNAPSACK_GPU_DIST_POISON"] = "1"  # fresh buffers hold garbage that cannot go unnoticed
     import torch.distributed as dist
@@ -52,7 +51,7 @@ def _worker(rank: int, world: int, port: int, cases: list, out_dir: str, timeout
         init_method=f"tcp://127.0.0.1:{port}",
         rank=rank,
         world_size=world,
-        timeout=timedelta(seconds=timeout_s),
+        timeout=timedelta(seconds=HANG_S),
     )
     from knapsack_gpu.distributed import solve
     from knapsack_gpu.distributed.comm import Comm
@@ -74,37 +73,34 @@ def _worker(rank: int, world: int, port: int, cases: list, out_dir: str, timeout
         if case.get("perturb_rank") == rank:
             v = list(v)
             v[0] += 1
-        t0 = time.perf_counter()
         try:
             sol = solve(w, v, case["capacity"], **case["kwargs"])
             results.append({"value": sol.value, "selected": sol.selected, "weight": sol.weight, "stats": sol.stats})
         except Exception as exc:
             results.append({"error": type(exc).__name__, "message": str(exc), "trace": traceback.format_exc()})
-        results[-1]["wall"] = time.perf_counter() - t0
     with open(Path(out_dir) / f"rank{rank}.pkl", "wb") as f:
         pickle.dump(results, f)
     dist.destroy_process_group()
 
 
-def run_world(world: int, cases: list, out_dir: Path, timeout_s: float = PG_TIMEOUT_S, die_after: int | None = None):
-    """Start ``world`` gloo ranks running ``cases``; return each rank's results (None for a rank that wrote none)."""
+def run_world(world: int, cases: list, out_dir: Path, die_after: int | None = None):
+    """Start ``world`` gloo ranks running ``cases``; return each rank's results (None for a rank that wrote none).
+
+    The process group's timeout and the join are hang guards (HANG_S), not budgets: a rank that starts late on a busy
+    machine is waited for."""
     ctx = mp.get_context("spawn")
     port = _free_port()
-    procs = [
-        ctx.Process(target=_worker, args=(r, world, port, cases, str(out_dir), timeout_s, die_after))
-        for r in range(world)
-    ]
+    procs = [ctx.Process(target=_worker, args=(r, world, port, cases, str(out_dir), die_after)) for r in range(world)]
     for p in procs:
         p.start()
-    deadline = time.monotonic() + DEADLINE_S
     hung = []
     for p in procs:
-        p.join(max(0.0, deadline - time.monotonic()))
+        p.join(HANG_S)
         if p.is_alive():
             hung.append(p.pid)
             p.kill()
             p.join()
-    assert not hung, f"ranks with pids {hung} were still running after {DEADLINE_S} s: a hang"
+    assert not hung, f"ranks with pids {hung} were still running after {HANG_S} s: a hang"
     out = []
     for r in range(world):
         path = out_dir / f"rank{r}.pkl"
@@ -209,12 +205,9 @@ def results(tmp_path_factory):
     """world -> per-rank result lists, each world started once."""
     out = {}
     for world in WORLDS:
-        d = tmp_path_factory.mktemp(f"world{world}")
-        t0 = time.perf_counter()
-        ranks = run_world(world, CASES[world], d)
+        ranks = run_world(world, CASES[world], tmp_path_factory.mktemp(f"world{world}"))
         assert all(r is not None for r in ranks), "a rank wrote no results"
         out[world] = ranks
-        out[f"{world}-seconds"] = time.perf_counter() - t0
     return out
 
 
@@ -332,11 +325,6 @@ def test_plans_from_the_stated_minimum_up_exchange_in_shares_of_a_shard(length, 
                 assert plan.chunk >= min(roomy.chunk, share), (limit, plan)
 
 
-def test_world_runs_are_fast(results):
-    for world in WORLDS:
-        assert results[f"{world}-seconds"] < 60, f"{world} ranks took {results[f'{world}-seconds']:.1f} s"
-
-
 def test_missing_process_group_is_a_clear_error():
     from knapsack_gpu.distributed import DistributedError, solve
 
@@ -347,13 +335,13 @@ def test_missing_process_group_is_a_clear_error():
 def test_a_dying_rank_fails_the_others_without_hanging(tmp_path):
     w = list(range(1, 41))
     case = _case("doomed", w, [x + 3 for x in w], 300, kwargs={})
-    t0 = time.perf_counter()
-    ranks = run_world(2, [case], tmp_path, timeout_s=10, die_after=3)
+    ranks = run_world(2, [case], tmp_path, die_after=3)
     assert ranks[1] is None, "the last rank was meant to die"
     err = ranks[0][0]
     assert err.get("error") == "DistributedError", err
     assert "rank 0 of 2" in err["message"] and "died" in err["message"]
-    assert time.perf_counter() - t0 < 60
+    # at once, from the dead peer's closed socket: not after the process group's timeout (a hang guard here)
+    assert re.search(r"[Cc]onnection (reset|closed)", err["message"]), err["message"]
 
 
 def test_torchrun_cli(tmp_path):
@@ -363,10 +351,10 @@ def test_torchrun_cli(tmp_path):
     w, v, cap = FAMILIES["weakly"](rng, 50, R=300)
     path = tmp_path / "inst.json"
     write_json(path, w, v, cap)
-    env = dict(os.environ, OMP_NUM_THREADS="1", KNAPSACK_GPU_DIST_TIMEOUT="30")
+    env = dict(os.environ, OMP_NUM_THREADS="1", KNAPSACK_GPU_DIST_TIMEOUT=str(HANG_S))
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(_free_port())]
     cmd += ["-m", "knapsack_gpu", "solve", str(path), "--json", "--device", "cpu"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=HANG_S, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 1, "only rank 0 prints"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import doctest
 
+from conftest import HANG_S
+
 import knapsack_gpu
 import knapsack_gpu.partitioner as kp
 
@@ -36,5 +38,5 @@ def test_every_readme_python_block_runs_as_written(tmp_path, monkeypatch):
     assert len(blocks) >= 3  # the API, torch.compile and the Pareto front
     monkeypatch.chdir(tmp_path)  # blocks that write files write them here
     for i, block in enumerate(blocks):
-        r = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=600)
+        r = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=HANG_S)
         assert r.returncode == 0, f"README python block {i} failed:\n{block}\n{r.stderr[-3000:]}"

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import HANG_S
 
 import knapsack_gpu
 import knapsack_gpu.partitioner as kp
@@ -202,7 +203,7 @@ def test_rlimit_as_bounds_the_default_limit():
         print("ok", sol.stats["memory_limit"] <= (1 << 30), sol.stats["strategy"])
         """
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_S)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split()[:2] == ["ok", "True"]
 

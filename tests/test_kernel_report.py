@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HAS_TRITON
+from conftest import HANG_S, HAS_TRITON
 
 ROOT = Path(__file__).resolve().parent.parent
 SIDE = os.environ.get("KNAPSACK_GPU_TRITON36_PYTHON")
@@ -23,7 +23,7 @@ def report(python: str, out: Path) -> dict:
         [python, str(ROOT / "benchmarks" / "kernel_report.py"), "--check", "--out", str(out)],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=HANG_S,
         env=env,
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

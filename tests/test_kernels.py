@@ -29,35 +29,53 @@ DEVICE = "cuda" if HAS_CUDA else "cpu"
 DTYPES = [torch.int32, torch.int64, torch.float32, torch.float64]
 
 
-@pytest.fixture(params=["sweep", "item", "tile", "mixed"])
-def kernel_path(request, monkeypatch):
+PATHS = ["sweep", "item", "tile", "mixed"]
+SLOW = pytest.mark.slow
+
+# (items, profile length) of the bit-for-bit jobs. The default suite stops at 40 items over 130 cells: five bit planes,
+# several tile groups, three chunks, five item blocks and more tiles than the two persistent programs, on every path.
+# The slow tier (pytest -m slow; CI runs it) runs the sizes these tests first had, up to 40 items over 400 cells, at
+# twice the cost: the same edges crossed more often (weights up to a third of 400 cells are too heavy for tiles, so
+# the tile kernel runs at the smaller sizes of either list).
+SIZES = [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 210), (40, 130)]
+SLOW_SIZES = [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333), (40, 400)]
+
+
+def force_path(monkeypatch, path: str, scale: int = 1) -> str:
     """Which kernel runs: the one-launch sweep, the single-item kernel, multi-item tiles, or all three in one pass
-    (sweeps for ranges of at most 40 cells, the others beside them)."""
+    (sweeps for ranges of at most 40 cells, the others beside them). Chunks, blocks and halos are ``scale`` times the
+    small sizes below, so that a profile of a few hundred cells (scale 1) crosses every one of them."""
     k = knapsack_gpu.dense.passes.triton_pass.kernels()
-    monkeypatch.setattr(k.sweep, "CHUNK", 64)  # several chunks per item range on the longer profiles
-    if request.param != "sweep":
-        monkeypatch.setattr(k.sweep, "MAX_CELLS", 40 if request.param == "mixed" else -1)
-    if request.param == "item":
-        monkeypatch.setattr(k.item, "BLOCK", 32)
+    monkeypatch.setattr(k.sweep, "CHUNK", 64 * scale)  # several chunks per item range on the longer profiles
+    if path != "sweep":
+        monkeypatch.setattr(k.sweep, "MAX_CELLS", 40 if path == "mixed" else -1)
+    if path == "item":
+        monkeypatch.setattr(k.item, "BLOCK", 32 * scale)
         monkeypatch.setattr(k.tile, "HALO_MAX", -1)  # every item is "heavy": kernel 1 only
-    if request.param in ("tile", "mixed"):
-        monkeypatch.setattr(k.item, "BLOCK", 32)
-        monkeypatch.setattr(k.tile, "BLOCK", 64)
-        monkeypatch.setattr(k.tile, "HALO_MAX", 24)  # halos up to 24 of 64: tiles of 40..64 outputs
+    if path in ("tile", "mixed"):
+        monkeypatch.setattr(k.item, "BLOCK", 32 * scale)
+        monkeypatch.setattr(k.tile, "BLOCK", 64 * scale)
+        monkeypatch.setattr(k.tile, "HALO_MAX", 24 * scale)  # halos up to 24 of 64: tiles of 40..64 outputs
         monkeypatch.setattr(k.tile, "MAX_PROGRAMS", 2)  # several tiles per persistent program
-    return request.param
+    return path
 
 
+@pytest.fixture(params=PATHS)
+def kernel_path(request, monkeypatch):
+    return force_path(monkeypatch, request.param)
+
+
+@pytest.mark.parametrize("sizes", [SIZES, pytest.param(SLOW_SIZES, marks=SLOW)], ids=["sizes", "slow-sizes"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("cover", [False, True], ids=["standard", "cover"])
 @pytest.mark.parametrize("windows", [False, True], ids=["all-cells", "windows"])
-def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
+def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows, sizes):
     from knapsack_gpu.dense.passes.triton_pass import launch_plan
 
     kern = knapsack_gpu.dense.passes.triton_pass.kernels()
     rng = np.random.default_rng(5)
     kinds = set()
-    for m, length in [(1, 1), (3, 7), (8, 64), (9, 65), (20, 200), (17, 333), (40, 400)]:
+    for m, length in sizes:
         job = random_job(rng, m, length, dtype, cover, windows=windows)
         if m % 2:  # a leaf's pass: only f(C) wanted, item ranges start where a backtrack can reach
             job = dataclasses.replace(job, target=length - 1)
@@ -70,12 +88,17 @@ def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
     assert kinds == expected if kernel_path != "mixed" else kinds >= expected, kinds
 
 
+@pytest.mark.parametrize(
+    "sizes",
+    [[(8, 64), (17, 210), (40, 130)], pytest.param([(8, 64), (17, 333), (40, 400)], marks=SLOW)],
+    ids=["sizes", "slow-sizes"],
+)
 @pytest.mark.parametrize("dtype", [torch.int16, torch.int32], ids=str)
-def test_kernels_on_reduced_values(kernel_path, dtype):
+def test_kernels_on_reduced_values(kernel_path, dtype, sizes):
     """Reduced-value jobs (negative values, the empty profile a ramp cut by a floor, no prefix rule) on every kernel
     path, against the numpy pass."""
     rng = np.random.default_rng(8)
-    for m, length in [(8, 64), (17, 333), (40, 400)]:
+    for m, length in sizes:
         for windows in (False, True):
             job = random_job(rng, m, length, dtype, cover=False, windows=windows, ramp=True)
             f_triton, b_triton = run_pass("triton", job, DEVICE)
@@ -132,7 +155,12 @@ def test_solve_with_triton_against_oracles(kernel_path, family):
             assert sol.selected == reference_dp(w.tolist(), v.tolist(), cap)[1]
 
 
-def test_triton_hirschberg(kernel_path):
+@pytest.mark.parametrize("scale", [8, pytest.param(1, marks=SLOW)], ids=["coarse", "fine"])
+@pytest.mark.parametrize("path", PATHS)
+def test_triton_hirschberg(monkeypatch, path, scale):
+    # Blocks 8x the small ones by default: the 1,541-cell profile still spans several chunks, item blocks and tiles per
+    # persistent program, and the interpreter pays per program: the same 10 passes, 4 leaves and depth 2, 5x cheaper.
+    force_path(monkeypatch, path, scale=scale)
     rng = np.random.default_rng(9)
     w = rng.integers(1, 40, 150)
     v = rng.integers(1, 100, 150)

@@ -74,7 +74,7 @@ def test_wide_ranges_launch_per_group(monkeypatch):
     """Ranges wider than a sweep takes: light items go to tiles of up to 8 (recording) or K_MAX, heavy ones alone."""
     kern = knapsack_gpu.dense.passes.triton_pass.kernels()
     monkeypatch.setattr(kern.sweep, "MAX_CELLS", 100)
-    monkeypatch.setattr(kern.tile, "BLOCK", 64)
+    monkeypatch.setattr(kern.tile, "BLOCK", 512)  # the groups follow HALO_MAX and K_MAX; 64 cost 8x the programs
     monkeypatch.setattr(kern.tile, "HALO_MAX", 16)
     w = np.array([1500] + [1] * 31 + [400] * 4, dtype=np.int64)  # the prefix passes C = 2000: no final fill
     job = Job(w, np.ones(36, dtype=np.int64), 2001, False, torch.int64)

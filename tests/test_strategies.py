@@ -74,6 +74,24 @@ def test_meet_in_the_middle_oracle_against_brute_force():
         assert meet_in_the_middle(w, v, cap) == brute_force(w, v, cap)[0]
 
 
+def test_textbook_dp_oracle_against_brute_force():
+    """reference_dp, the oracle of most tests here: brute force's optimum, one of its optimal sets, exact past int64."""
+    rng = np.random.default_rng(4)
+    for trial in range(60):
+        n = int(rng.integers(0, 11))
+        w = rng.integers(0, 30, n).tolist()
+        v = rng.integers(0, 8, n).tolist()  # small values: many ties for the backtrack to break
+        if trial % 3 == 1:
+            v = [x / 4 for x in v]
+        elif trial % 3 == 2:
+            v = [x + 2**70 for x in v]
+        cap = int(rng.integers(0, 80))
+        best, optimal = brute_force(w, v, cap)
+        value, selected = reference_dp(w, v, cap)
+        assert value == best and type(value) is type(best), (trial, value, best)
+        assert selected in optimal
+
+
 def test_pruned_and_unpruned_agree_and_pruning_cuts_cells():
     rng = np.random.default_rng(5)
     for family in ("uncorrelated", "weakly", "strongly", "almost-strongly", "float-values", "flop-values"):
