@@ -238,7 +238,7 @@ def cmd_demo(args) -> int:
     for name, w, v, cap in cases:
         sol = _solve(w, v, cap, args)
         assert sol.weight <= cap
-        print(summary(name, len(w), cap, sol))
+        print(summary(name, len(w), cap, sol, json_hint=False))
         print()
     return EXIT_OK
 

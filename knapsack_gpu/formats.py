@@ -95,8 +95,14 @@ def read_instances(path: str | Path, fmt: str = "auto", *, fast: bool = True) ->
     if str(path) == "-":
         data = sys.stdin.buffer.read()
         with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "stdin").write_bytes(data)
-            return read_instances(Path(tmp) / "stdin", fmt, fast=fast)
+            file = Path(tmp) / "stdin"
+            file.write_bytes(data)
+            try:
+                return read_instances(file, fmt, fast=fast)
+            except (ValueError, OSError) as exc:  # name the input as the user gave it, not the copy
+                raise (FormatError if isinstance(exc, FormatError) else ValueError)(
+                    str(exc).replace(str(file), "<stdin>")
+                ) from None
     path = Path(path)
     if fmt not in FORMATS:
         raise ValueError(f"format={fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -125,11 +125,33 @@ def table_row(inst, sol, c: Check, width: int) -> str:
     )
 
 
-def _selected(sol) -> str:
+# What each name in stats["reductions"] did, for the text summary.
+REDUCTIONS = {
+    "zero-value": "items worth nothing left out",
+    "heavy": "items heavier than the capacity left out",
+    "zero-weight": "items weighing nothing taken",
+    "take-all": "everything fits: all taken",
+    "gcd": "weights and capacity divided by their gcd",
+    "bundles": "identical items bundled",
+    "states": "the states engine's best solution as the lower bound",
+    "fixing": "items fixed in or out by the bounds",
+    "complement": "solved as what to leave out",
+}
+
+
+def _items(k: int) -> str:
+    return f"{k} item{'' if k == 1 else 's'}"
+
+
+def _selected(sol, json_hint: bool = True) -> str:
     sel = sol.selected
     if len(sel) <= SHOW_SELECTED:
-        return f"{len(sel)} items, weight {sol.weight}: {sel}"
-    return f"{len(sel)} items, weight {sol.weight} (--json lists them all)"
+        return f"{_items(len(sel))}, weight {sol.weight}: {sel}"
+    return f"{_items(len(sel))}, weight {sol.weight}" + (" (--json lists them all)" if json_hint else "")
+
+
+def _reductions(names: list[str]) -> str:
+    return "; ".join(f"{name} ({REDUCTIONS[name]})" if name in REDUCTIONS else name for name in names) or "none"
 
 
 def _work(s: dict) -> str:
@@ -148,20 +170,21 @@ def _work(s: dict) -> str:
     return "; ".join(parts) or "none (the bounds and reductions settled it)"
 
 
-def summary(name: str, n: int, capacity: int, sol, extra: tuple[str, ...] = ()) -> str:
-    """The text ``solve`` prints: the instance, the optimum, the selection, how it was solved."""
+def summary(name: str, n: int, capacity: int, sol, extra: tuple[str, ...] = (), json_hint: bool = True) -> str:
+    """The text ``solve`` prints: the instance, the optimum, the selection, how it was solved (``json_hint``: a long
+    selection says that --json lists it, where the command has --json)."""
     s = sol.stats
     where = s.get("ranks_note") or f"on {s['device']}"
     return "\n".join(
         [
-            f"instance   {name}: {n} items, capacity {capacity}",
+            f"instance   {name}: {_items(n)}, capacity {capacity}",
             f"optimum    {sol.value}",
-            f"selected   {_selected(sol)} (capacity {capacity})",
+            f"selected   {_selected(sol, json_hint)} (capacity {capacity})",
             f"solved in  {s['seconds']:.3f} s {where} ({s['backend']}, {s['strategy']}, {s['dtype']})",
             f"work       {_work(s)}",
             f"memory     {format_bytes(s['peak_bytes'])} at the peak (limit {format_bytes(s['memory_limit'])})",
             *extra,
-            f"reductions {', '.join(s['reductions']) or 'none'}",
+            f"reductions {_reductions(s['reductions'])}",
         ]
     )
 

@@ -305,4 +305,12 @@ def enable(
     if memory_budget is not None:
         settings["activation_memory_budget"] = memory_budget
     with config.patch(**settings):
+        budget = config.activation_memory_budget
+        if budget in (0.0, 1.0):  # the partitioner settles these without a knapsack: no solve, nothing logged
+            log.info(
+                "knapsack_gpu: activation_memory_budget=%s: PyTorch %s without asking a solver, so this one is not "
+                "called (solver.calls stays 0)",
+                budget,
+                "keeps every activation" if budget == 1.0 else "recomputes every activation it can",
+            )
         yield solver

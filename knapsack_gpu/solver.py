@@ -489,7 +489,7 @@ class _StatesRun:
         if self.done or self.overflow is not None:
             return self.done
         if self.progress is not None:
-            self.progress.start(budget, "states")
+            self.progress.start(None, "states", "states")  # its budget is a cap, not the work it will do
         try:
             done = self.search.run(budget)
         except StatesOverflow as exc:

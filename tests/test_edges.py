@@ -151,7 +151,7 @@ def test_progress_is_checked_before_any_work():
         def update(self, cells):
             pass
 
-    with pytest.raises(TypeError, match=r"progress.start must accept start\(total, unit\)"):
+    with pytest.raises(TypeError, match=r"progress.start must accept start\(total, unit\[, phase\]\)"):
         knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 4, progress=Old())
     knapsack_gpu.solve([1, 2, 3], [3, 4, 5], 4, progress=_Progress(), device="cpu")
 

@@ -27,8 +27,8 @@ class Recorder:
     def __init__(self):
         self.calls = []
 
-    def start(self, total, unit):
-        self.calls.append(("start", total, unit))
+    def start(self, total, unit, phase):
+        self.calls.append(("start", total, unit, phase))
 
     def update(self, done):
         self.calls.append(("update", done))
@@ -48,10 +48,10 @@ def test_reporter_throttles_by_its_clock():
     now = [0.0]
     rec = Recorder()
     rep = progress.Reporter(rec, clock=lambda: now[0])
-    rep.start(100, "cells")
+    rep.start(100, "cells", "dense pass")
     for _ in range(10):
         rep.add(3)  # within INTERVAL: summed, not forwarded
-    assert rec.calls == [("start", 100, "cells")]
+    assert rec.calls == [("start", 100, "cells", "dense pass")]
     now[0] += progress.INTERVAL
     rep.add(5)
     assert rec.calls[-1] == ("update", 35)
@@ -68,7 +68,7 @@ def test_a_dense_pass_reports_while_it_runs(monkeypatch):
     rec = Recorder()
     sol = knapsack_gpu.solve(w, v, c, device="cpu", backend="numpy", strategy="dense", progress=rec)
     starts = [call for call in rec.calls if call[0] == "start"]
-    assert starts == [("start", sol.stats["cell_updates"], "cells")]
+    assert starts == [("start", sol.stats["cell_updates"], "cells", "dense pass")]
     updates = [call[1] for call in rec.calls if call[0] == "update"]
     assert len(updates) > 60  # more than one a item: long items report per chunk
     assert sum(updates) == sol.stats["cell_updates"]
@@ -78,14 +78,61 @@ def test_the_states_engine_reports_its_phase():
     w, v, c = generate.FAMILIES["strongly"](np.random.default_rng(2), 300, 1000, 0.5)
     rec = Recorder()
     sol = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states", progress=rec)
-    assert rec.calls[0] == ("start", None, "states")  # no budget when forced
+    assert rec.calls[0] == ("start", None, "states", "states")  # a budget is a cap, not a total
     assert rec.done("states") == sol.stats["state_updates"]
+
+
+def test_each_phase_is_named_and_only_real_totals_are_given(monkeypatch):
+    """The states engine's phase has no total even under a budget (it is only a cap); a dense plan that recurses is
+    "Hirschberg" with its estimate; a listener of two arguments is still served, without the phase's name."""
+    import knapsack_gpu.plan as plan_mod
+
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
+    for name, value in (("STATES_MIN_UPDATES", 1), ("STATES_FIRST_SHARE", 1e-12), ("STATES_BUDGET_SHARE", 1e-12)):
+        monkeypatch.setattr(plan_mod, name, value)
+    monkeypatch.setattr(plan_mod, "STATES_CAP_SHARE", 0.0)
+    w, v, c = generate.FAMILIES["strongly"](np.random.default_rng(2), 300, 1000, 0.5)
+    rec = Recorder()
+    least = _needed(w, v, c, strategy="pruned")  # the Hirschberg minimum: a bit table does not fit there
+    sol = knapsack_gpu.solve(w, v, c, device="cpu", progress=rec, memory_limit=least)
+    phases = [(call[3], call[1] is None) for call in rec.calls if call[0] == "start"]
+    assert phases[0] == ("states", True)
+    assert sol.stats["strategy"].endswith("hirschberg") and ("Hirschberg", False) in phases
+
+    class TwoArguments:
+        def __init__(self):
+            self.units = []
+
+        def start(self, total, unit):
+            self.units.append(unit)
+
+        def update(self, done):
+            pass
+
+    old = TwoArguments()
+    knapsack_gpu.solve(w, v, c, device="cpu", progress=old)
+    assert old.units and old.units[0] == "states"
+
+
+def test_no_tqdm_hint_for_a_quick_solve(monkeypatch, capsys):
+    """Without tqdm a bar says how to get one, once, and only when a solve runs past the bar's delay."""
+    now = [0.0]
+    monkeypatch.setattr(progress.TqdmProgress, "_told", False)
+    bar = progress.TqdmProgress(delay=1.0, clock=lambda: now[0])
+    bar.tqdm = None  # as without tqdm installed
+    bar.start(None, "states", "states")
+    bar.update(10)
+    assert capsys.readouterr().err == ""  # a quick solve: nothing to say
+    now[0] = 2.0
+    bar.update(10)
+    bar.update(10)
+    assert capsys.readouterr().err.count("pip install 'knapsack-gpu[progress]'") == 1
 
 
 def test_progress_true_is_a_bar_and_a_bad_listener_is_refused():
     w, v, c = generate.FAMILIES["weakly"](np.random.default_rng(3), 200, 1000, 0.5)
     assert knapsack_gpu.solve(w, v, c, device="cpu", progress=True).value == knapsack_gpu.solve(w, v, c).value
-    with pytest.raises(TypeError, match="start.total, unit. and update.done."):
+    with pytest.raises(TypeError, match="start.total, unit, phase. and update.done."):
         knapsack_gpu.solve(w, v, c, progress=object())
 
 
@@ -163,6 +210,12 @@ def test_stdin_and_a_byte_order_mark(tmp_path):
     assert out["value"] == 12 and out["name"] == "bom"
 
 
+@pytest.mark.parametrize("data", [b"", b"3\n1 2\n"], ids=["empty", "short"])
+def test_errors_on_stdin_name_it_as_the_user_gave_it(data):
+    r = subprocess.run([sys.executable, "-m", "knapsack_gpu", "solve", "-"], input=data, capture_output=True)
+    assert r.returncode == 2 and b"<stdin>" in r.stderr and b"/tmp" not in r.stderr, r.stderr
+
+
 def test_a_closed_pipe_is_not_an_error(tmp_path):
     f = _kp_file(tmp_path)
     cmd = f"{sys.executable} -m knapsack_gpu solve {f} --device cpu | head -c 1"
@@ -234,9 +287,11 @@ def test_packaging_license_sdist_and_optional_imports(tmp_path):
     )
     r = subprocess.run([sys.executable, "-c", missing_triton], capture_output=True, text=True, check=True)
     assert "pip install 'knapsack-gpu[triton]'" in r.stdout
-    missing_tqdm = (
+    missing_tqdm = (  # two bars on solves that run past their delay (0 s here): told once
         "import sys; sys.modules['tqdm'] = None\n"
-        "from knapsack_gpu.progress import TqdmProgress\nTqdmProgress(); TqdmProgress()"
+        "from knapsack_gpu.progress import TqdmProgress\n"
+        "for bar in (TqdmProgress(delay=0.0), TqdmProgress(delay=0.0)):\n"
+        "    bar.start(None, 'states', 'states'); bar.update(1)"
     )
     r = subprocess.run([sys.executable, "-c", missing_tqdm], capture_output=True, text=True, check=True)
     assert r.stderr.count("knapsack-gpu[progress]") == 1  # told once

@@ -266,3 +266,14 @@ def test_importing_the_package_stays_cheap():
 def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'frontier'"):
         kp.frontier  # noqa: B018
+
+
+@pytest.mark.parametrize("budget", [0.0, 1.0])
+def test_a_budget_pytorch_settles_alone_is_said_to_call_no_solver(caplog, budget):
+    """At 0 and 1 PyTorch's partitioner answers without a knapsack: the solver's calls stay 0, and enable() logs
+    why, so that the missing solve lines are not a mystery."""
+    with caplog.at_level(logging.INFO, logger="knapsack_gpu"):
+        with kp.enable(memory_budget=budget) as solver:
+            pass
+    assert solver.calls == 0
+    assert any("is not called" in r.getMessage() and str(budget) in r.getMessage() for r in caplog.records)

@@ -90,7 +90,7 @@ class Recovery:
         room = self.limit - p.meter.current  # what the caller holds outside this recovery (per-item state)
         if single_pass_bytes(p, job.m, L, BitLayout.of(top.schedule, L).nbytes) <= room:
             self.stats.strategy = "bits"
-            self._start(top.schedule.cells)
+            self._start(top.schedule.cells, "dense pass")
             p.reserve(job.m, L)
             chosen, value = self._leaf(top, L - 1)
             return chosen, self._value(value, L - 1)
@@ -105,7 +105,7 @@ class Recovery:
         self.stats.strategy = "hirschberg"
         self.split_reserve = p.split_bytes(L)
         # cells: the top pass's, times the item passes the recursion may run over the items it has
-        self._start(top.schedule.cells * self._estimate(room - need) // max(1, job.m))
+        self._start(top.schedule.cells * self._estimate(room - need) // max(1, job.m), "Hirschberg")
         p.reserve(job.m, L)
         self.keep = p.ws.get("keep", L, p.dtype)
         chosen, value = self._split(0, job.m, L - 1, 0, reach)
@@ -157,9 +157,9 @@ class Recovery:
 
         return passes(self.job.m)
 
-    def _start(self, cells: int) -> None:
+    def _start(self, cells: int, phase: str) -> None:
         if self.p.progress is not None:
-            self.p.progress.start(cells, "cells")
+            self.p.progress.start(cells, "cells", phase)
 
     def _sub(self, lo: int, hi: int, length: int, target: int | None = None, window=None) -> Job:
         j = self.job
