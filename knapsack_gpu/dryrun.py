@@ -117,7 +117,8 @@ class PlanReport:
                 )
         rv = self.reduced_values
         lines += [
-            f"{self.fallback if self.strategy == 'states' else self.strategy} plan on {self.device} ({self.backend}): {self.items} items, profile {self.profile_length}"
+            f"{self.fallback if self.strategy == 'states' else self.strategy} plan on {self.device} "
+            f"({self.backend}): {self.items} items, profile {self.profile_length}"
             f" in {self.dtype}" + (f" (reduced values, P = {rv['P']}, Q = {rv['Q']})" if rv else ""),
             f"  bit table, one pass: {format_bytes(self.bits_bytes)}; Hirschberg minimum: "
             f"{format_bytes(self.hirschberg_bytes)}; memory limit {format_bytes(self.memory_limit)}",
