@@ -87,7 +87,7 @@ class Search:
         self.total = num(TS[0])  # of the items' values: every state is worth at most this
         cap = c - int(TW[1])
         self.engine = None
-        self.mitm_tried = False
+        self.mitm_switch: int | None = None  # state updates at which a meet in the middle takes over (-1: never)
         if int(TW[0]) <= cap:  # everything fits (also: no items)
             self.value = self.pf + num(TS[0])
             self.chosen = np.sort(np.concatenate([self.free, self.items]))
@@ -116,23 +116,25 @@ class Search:
         eng = self.engine
         if eng is None:
             return True
-        switch = self._mitm_switch()
-        if switch is not None and (budget is None or budget > switch):
-            if not eng.run(switch):
+        if self.mitm_switch is None and eng.integral:
+            # With few items a meet in the middle is weighed at once; with many, most searches end long before
+            # one could pay (their open items are many), so only a search that reaches LOOK_UPDATES counts its open
+            # items (an O(n) pass) and hands over once its list has cost what two half lists would.
+            look = 0 if eng.n <= mitm.MAX_ITEMS else mitm.LOOK_UPDATES
+            if eng.stats.state_updates < look:
+                if eng.run(look if budget is None else min(budget, look)):
+                    return self._finish(None, None)
+                if budget is not None and budget <= look:
+                    return False
+            m = int(mitm.open_items(eng)[0].size)
+            fits = mitm.fits(eng, m)
+            self.mitm_switch = eng.stats.state_updates + mitm.SWITCH_UPDATES * mitm.half_size(m) if fits else -1
+        switch = self.mitm_switch
+        if switch is not None and switch >= 0 and (budget is None or budget > switch):
+            if eng.stats.state_updates >= switch or not eng.run(switch):
                 return self._finish(mitm.solve(eng), "meet-in-the-middle")
             return self._finish(None, None)
         return eng.run(budget) and self._finish(None, None)
-
-    def _mitm_switch(self) -> int | None:
-        """The state updates after which a meet in the middle takes over (None: it would not pay or not fit)."""
-        eng = self.engine
-        if not eng.integral or self.mitm_tried:
-            return None
-        m = int(mitm.open_items(eng)[0].size)
-        if not mitm.fits(eng, m):
-            return None
-        self.mitm_tried = True
-        return eng.stats.state_updates + mitm.SWITCH_UPDATES * mitm.half_size(m)
 
     def _finish(self, found, how: str | None) -> bool:
         """The search has ended: its value and selection (``found``: a meet in the middle's better one)."""

@@ -921,6 +921,32 @@ def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, 
     return DONE, L
 
 
+# --- the incumbent's items -----------------------------------------------------------------------------------------
+
+
+def decode(P, W, V, E, IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n):
+    """The items a state (value P, weight W, bits V, read after E core entries) holds as far as its bits tell: the
+    break solution's items (``left``) with the flips of the last WINDOW entries applied, and what is left of its
+    value and weight beyond them (both zero when the bits tell it all: :mod:`.recover` solves again otherwise)."""
+    x = np.zeros(n, dtype=np.bool_)
+    for t in range(left.shape[0]):
+        x[left[t]] = True
+    dp = P - VR[PSUM]
+    dw = W - IR[WSUM]
+    window = IR[WINDOW]
+    for e in range(max(0, E - window), E):
+        if (V >> (e % window)) & 1:
+            u, sign = EU[e], ES[e]
+            if u < n:
+                x[u] = sign > 0
+            else:
+                for k in range(UML[u]):
+                    x[MEMBERS[UMS[u] + k]] = sign > 0
+            dp -= sign * UP[u]
+            dw -= sign * UW[u]
+    return x, dp, dw
+
+
 # --- meet in the middle (Horowitz and Sahni) -----------------------------------------------------------------------
 
 

@@ -22,6 +22,9 @@ BYTES_PER_STATE = 4 * K.BYTES_PER_CANDIDATE
 # The engine hands over once it has done this many state updates per state of a half list (the meet in the middle
 # costs about five: two merges a state while each half is built, and the pass that pairs them).
 SWITCH_UPDATES = 5
+# A search looks at its open items once it has done this many updates (~1 ms compiled): nearly every search has ended
+# by then, and below it a meet in the middle would save at most that much.
+LOOK_UPDATES = 200_000
 
 
 def open_items(eng) -> tuple[np.ndarray, np.ndarray]:

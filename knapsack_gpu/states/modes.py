@@ -137,6 +137,8 @@ def warm(kind: str) -> None:
     eng.run(0)
     W, P, _ = eng.host_lists()
     B.pair_c(W, P, *eng.arrays[:16])
+    a = eng.arrays
+    B.decode(P[0], int(W[0]), 0, 0, a[0], a[1], a[16], a[17], a[6], a[7], a[9], a[10], a[11], eng.left_items, eng.n)
     keys = p / w
     B.break_order(keys, p, w, 12, kind == "i")
     if kind == "i":

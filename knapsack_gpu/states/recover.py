@@ -23,21 +23,15 @@ def selection(eng, inc) -> np.ndarray | None:
     from . import solve_items
 
     P, W, V, E = inc.state
-    entries = eng.entries()
-    x = np.zeros(eng.n, dtype=bool)
-    x[eng.left_items] = True
-    dp, dw = P - eng.psum, W - eng.wsum
-    window = eng.window
-    start = max(0, E - window)
-    for e in range(start, E):
-        if (V >> (e % window)) & 1:
-            u, sign = entries[e]
-            x[eng.unit_items(u)] = sign > 0
-            pu, wu = eng.unit_pw(u)
-            dp -= sign * pu
-            dw -= sign * wu
+    a = eng.arrays  # IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES
+    x, dp, dw = eng.B.decode(
+        P, W, V, E, a[0], a[1], a[16], a[17], a[6], a[7], a[9], a[10], a[11], eng.left_items, eng.n
+    )
+    dp, dw = eng.num(dp), int(dw)
+    start = max(0, E - eng.window)
     settled = dw == 0 and (dp == 0 if eng.integral else abs(dp) <= eng.z1 - eng.z)
     if not settled:
+        entries = eng.entries()
         older = np.asarray([u for u, _ in entries[:start]], dtype=np.int64)
         signs = np.asarray([s for _, s in entries[:start]])
         op, ow, _ = eng.unit_arrays(older)
@@ -62,7 +56,7 @@ def selection(eng, inc) -> np.ndarray | None:
         )
         if sub is None or (eng.integral and value != target):
             raise RuntimeError(
-                f"internal error: the core items before the last {window} should reach {target} at weight {room}, "
+                f"internal error: the core items before the last {eng.window} should reach {target} at weight {room}, "
                 f"got {value}"
             )
         for u in older.tolist():
