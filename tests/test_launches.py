@@ -105,4 +105,4 @@ def test_solve_reports_launches(backend):
     assert sol.stats["launches"] > 0
     if backend == "triton":  # one pass, one sweep: no launch per item (2,000 items reach the DP here)
         assert sol.stats["launches"] <= (TRITON_FIXED + 2) * sol.stats["passes"] + 3 * sol.stats["leaves"]
-    assert "launches" not in knapsack_gpu.solve(w, v, cap, device="cpu", backend="numpy").stats
+    assert knapsack_gpu.solve(w, v, cap, device="cpu", backend="numpy").stats["launches"] is None  # no device ops

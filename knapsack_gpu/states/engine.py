@@ -361,6 +361,11 @@ class Engine:
         W, P, V = (np.array(a) for a in self.host_lists())
         self.B = binding
         self.stats.binding = binding.name
+        if self.integral and not binding.compiled and self.VR.dtype != object:
+            # interpreted kernels keep their scalars in Python integers (exact, unclamped gaps)
+            self.VR = self.VR.astype(object)
+            self.arrays = (self.IR, self.VR, *self.arrays[2:])
+            binding.refresh(self.IR, self.VR)
         self.L = self._lists(W, P, V)
 
     def release(self) -> None:
