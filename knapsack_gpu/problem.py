@@ -120,8 +120,9 @@ def _check_values(values: np.ndarray) -> tuple[np.ndarray, bool]:
     if values.dtype.kind == "u":
         _reject(values, values >= np.uint64(2**63), "values", "does not fit in int64: exact arithmetic stops at 2**63")
     if values.dtype.kind != "f":
-        v = values.astype(np.int64)
-        _reject(v, v < 0, "values", "values must be >= 0")
+        v = values.astype(np.int64, copy=False)  # read only from here on: no copy needed
+        if v.size and v.min() < 0:  # one reduction; the mask that names the index only on the way to an error
+            _reject(v, v < 0, "values", "values must be >= 0")
         return v, True
     v = values.astype(np.float64, copy=False)
     _reject(v, ~np.isfinite(v), "values", "values must be finite")
@@ -134,9 +135,10 @@ def _check_weights(weights: np.ndarray) -> np.ndarray:
     if weights.dtype.kind == "f":
         _reject(weights, ~np.isfinite(weights), "weights", "weights must be finite whole numbers")
         _reject(weights, weights != np.floor(weights), "weights", "weights must be whole numbers")
-    _reject(weights, weights < 0, "weights", "weights must be >= 0")
-    _reject(weights, weights >= MAX_WEIGHT, "weights", "weights must be < 2**62")
-    return weights.astype(np.int64)
+    if weights.size and (weights.min() < 0 or weights.max() >= MAX_WEIGHT):
+        _reject(weights, weights < 0, "weights", "weights must be >= 0")
+        _reject(weights, weights >= MAX_WEIGHT, "weights", "weights must be < 2**62")
+    return weights.astype(np.int64, copy=False)
 
 
 def check_capacity(capacity: object) -> int:

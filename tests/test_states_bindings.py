@@ -210,3 +210,24 @@ def test_a_canonical_solve_never_waits_for_a_compile(monkeypatch):
     after = knapsack_gpu.solve(w, v, c, device="cpu", canonical=True)
     assert after.stats["binding"] == "compiled"
     assert before.value == after.value and before.selected == after.selected
+
+
+@pytest.mark.parametrize("spread", [0, 1, 8])
+def test_the_break_items_sampled_band_and_its_misses(monkeypatch, spread):
+    """The break item's band guess, run interpreted with a band of 2 * spread + 1 sample ranks (0: the guess misses
+    on most instances, above or below, and a quickselect finishes within what the one pass split): always the item
+    a full sort finds, with the same items before it."""
+    P = modes.python()
+    monkeypatch.setitem(P.break_order_c.__globals__, "SPREAD", spread)
+    rng = np.random.default_rng(spread)
+    for family in FAMILIES:
+        w, v, c = generate.FAMILIES[family](rng, 1500, 10**4)
+        p, w = np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64)
+        keep = (p > 0) & (w > 0) & (w <= c)
+        p, w = p[keep], w[keep]
+        if int(w.sum()) <= c:
+            continue
+        keys = exact.keys(p, w)
+        got, gj = P.break_order_c(keys, p, w, c, True)
+        want, wj = exact.break_order(keys, p, w, c, True)
+        assert gj == wj and got[gj] == want[wj] and np.array_equal(np.sort(got[:gj]), np.sort(want[:wj]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import mitm, modes
+from . import exact, mitm, modes
 from .common import BYTES_PER_STATE, StatesOverflow, StatesStats
 from .engine import Engine
 from .exact import exact_total
@@ -107,6 +107,8 @@ class Search:
             progress=progress,
             binding=B.name,
             big=big,
+            # every item is below its total: under 2**53 each is an exact double
+            doubles=not integral or (not big and max(int(TS[0]), int(TW[0])) < exact.EXACT_DOUBLE),
         )
 
     def run(self, budget: int | None = None) -> bool:

@@ -29,6 +29,8 @@ from .exact import exact_total
 
 # Progress is reported (and the kernels return to Python) every this many state updates: ~10-50 ms of list work.
 PROGRESS_UPDATES = 1 << 23
+# The compiled binding's list rows start with room for this many states (12 KiB), where the memory limit allows.
+START_STATES = 256
 
 
 class Engine:
@@ -44,6 +46,8 @@ class Engine:
             :class:`knapsack_gpu.progress.Reporter` told the candidate states as they are built.
         binding: "compiled", "python", "ready" or None (see :func:`.modes.host`).
         big: whether a value or weight total reaches 2**62 (Python integers: the python binding); None: summed here.
+        doubles: whether every value and weight is below 2**53 (then p / w is a correctly rounded key); None: looked
+            up here.
     """
 
     def __init__(
@@ -63,6 +67,7 @@ class Engine:
         progress=None,
         binding: str | None = None,
         big: bool | None = None,
+        doubles: bool | None = None,
     ):
         self.integral = p.dtype.kind != "f"
         if big is None:
@@ -84,8 +89,8 @@ class Engine:
         self._reported = 0
 
         B = modes.host(None if binding is None else binding, p)  # object arrays (big): the python binding
-        self.keys = exact.keys(p, w)
         c = int(c)
+        self.keys = exact.keys(p, w, doubles)
         order, j, self.wsum, VS, self.d, fits, g, two, fit = B.setup(self.keys, p, w, c, self.integral)
         self.d_fits = bool(fits) or not B.compiled  # the python binding's reduced costs are exact Python integers
         self.B = B
@@ -342,7 +347,10 @@ class Engine:
         ``IR``: the registers that count its bytes (the engine's own by default)."""
         IR = self.IR if IR is None else IR
         if self.B.compiled:
-            cap = max(2, 2 * W.size)  # the rows grow (doubling where the memory limit allows) as the list does
+            # the rows grow (doubling where the memory limit allows) as the list does; they start at a few hundred
+            # states where the limit has room (growing from 2 costs a dozen allocations in a short search)
+            room = BIG if self.meter is None else self.meter.limit - self.meter.current
+            cap = max(2, 2 * W.size, min(START_STATES, room // (2 * K.BYTES_PER_CANDIDATE) // 4))
             rows = []
             for a in (W, P, V):
                 row = np.empty(cap, dtype=a.dtype)

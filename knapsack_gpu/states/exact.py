@@ -18,9 +18,10 @@ SAFE_PRODUCT = 2**62  # two products below this add up without wrapping int64
 SCREEN = 2.0**-50
 
 
-def keys(p: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Efficiencies p / w as float64, monotone in the exact ratio (whole numbers) or plain (float values)."""
-    if p.dtype.kind == "f" or p.size == 0:
+def keys(p: np.ndarray, w: np.ndarray, doubles: bool | None = None) -> np.ndarray:
+    """Efficiencies p / w as float64, monotone in the exact ratio (whole numbers) or plain (float values);
+    ``doubles``: every value and weight is known to be below 2**53 (None: looked up)."""
+    if p.dtype.kind == "f" or p.size == 0 or doubles:
         return p / w
     if int(p.max()) < EXACT_DOUBLE and int(w.max()) < EXACT_DOUBLE:
         return p.astype(np.float64) / w.astype(np.float64)

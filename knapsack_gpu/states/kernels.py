@@ -87,6 +87,7 @@ N_SR = 5
 FIRST_CHUNK = 32  # the first chunk a side sorts; later ones grow fourfold
 BUNDLE_RUN = 4  # identical items enter as bundles from runs of this many
 LIM = 2**62  # |products| below this add up without wrapping int64; gaps are clamped to it
+EXACT_DOUBLE = 2**53  # whole numbers below this are exact doubles
 FLOAT_TOL = 1e-12  # float values: a state must beat z by this relative margin, against rounding in its sums
 SORT_SMALL = 16  # the break item's quickselect sorts what is left below this many items
 # The break item's band guess: SAMPLE keys, SPREAD sample ranks on either side of the estimated break (~6% of the
@@ -336,8 +337,9 @@ def break_order_c(keys, p, w, cap, integral):
         o = _sorted(np.arange(SAMPLE), sk, sw, BY_KEY)
         acc_est = 0.0
         r = SAMPLE - 1
+        scale = n / SAMPLE  # the sample stands for every item (n need not be a multiple of the step)
         for t in range(SAMPLE):
-            acc_est += sw[o[t]] * step
+            acc_est += sw[o[t]] * scale
             if acc_est > cap:
                 r = t
                 break
@@ -371,7 +373,11 @@ def break_order_c(keys, p, w, cap, integral):
                 acc += w[idx[j]]
                 j += 1
             return idx, j
-    return _quickselect(keys, p, w, cap, integral)
+        idx[na:nb] = band[:nm]
+        if cap < wa:  # the break is above the band: select among those items only
+            return _quickselect(keys, p, w, cap, integral, idx, 0, na, 0)
+        return _quickselect(keys, p, w, cap, integral, idx, nb, n, wa + wm)  # below it
+    return _quickselect(keys, p, w, cap, integral, np.arange(n), 0, n, 0)
 
 
 def _one_key_one_ratio(idx, keys, p, w, integral) -> bool:
@@ -382,12 +388,10 @@ def _one_key_one_ratio(idx, keys, p, w, integral) -> bool:
     return _one_ratio(idx, np.int64(0), idx.shape[0], p, w, integral)
 
 
-def _quickselect(keys, p, w, cap, integral):
-    """:func:`break_order_c` by a weighted quickselect with three-way partitions on the key: expected O(n)."""
-    n = keys.shape[0]
-    idx = np.arange(n)
-    kk = keys.copy()  # permuted with idx so that every pass reads memory in order
-    lo, hi, acc = 0, n, 0
+def _quickselect(keys, p, w, cap, integral, idx, lo, hi, acc):
+    """:func:`break_order_c` by a weighted quickselect with three-way partitions on the key, expected O(n), within
+    idx[lo:hi]: every item before lo precedes them all (``acc``: their weight), every item from hi on follows."""
+    kk = keys[idx]  # permuted with idx so that every pass reads memory in order
     while hi - lo > SORT_SMALL:
         a, b, c = kk[lo], kk[(lo + hi) // 2], kk[hi - 1]
         pk = max(min(a, b), min(max(a, b), c))  # median of three
@@ -440,6 +444,34 @@ def _gcd(a, b):
     return a
 
 
+def _values_gcd(p, pmax):
+    """The gcd of the values: that of a sample first (mostly 1 at once), then every value tested against it, by a
+    float quotient where the values are exact doubles (an integer division per value costs ~10 ns; where a common
+    factor exists, as in the profit-ceiling class, every value is tested)."""
+    n = p.shape[0]
+    g = 0
+    for t in range(0, n, max(1, n // 64)):
+        g = _gcd(g, p[t])
+        if g == 1:
+            return g
+    inv = 1.0 / g
+    for i in range(n):
+        x = p[i]
+        if pmax < EXACT_DOUBLE:
+            q = np.int64(x * inv)
+            r = x - q * g
+            if r < 0 or r >= g:  # the float quotient was one off: ask the integers
+                r = x % g
+        else:
+            r = x % g
+        if r != 0:
+            g = _gcd(g, x)
+            if g == 1:
+                return g
+            inv = 1.0 / g
+    return g
+
+
 def muldiv_c(a, b, c):
     """floor(a * b / c) for 0 <= a, b < 2**63 and 0 < c < 2**62, when the quotient is below 2**63 (compiled
     binding: long division of the 128-bit product)."""
@@ -468,10 +500,11 @@ def setup_c(keys, p, w, c, integral):
     order, j = break_order(keys, p, w, c, integral)
     b = order[j]
     VS = np.zeros(2, dtype=p.dtype)
-    wsum = 0
+    wsum, psum = 0, p[0] - p[0]
     for t in range(j):
         wsum += w[order[t]]
-        VS[0] += p[order[t]]
+        psum += p[order[t]]
+    VS[0] = psum
     pb, wb = p[b], w[b]
     d = np.empty(n, dtype=p.dtype)
     fits = True
@@ -484,27 +517,32 @@ def setup_c(keys, p, w, c, integral):
             pmax = max(pmax, p[i])
             wmax = max(wmax, w[i])
         small = pmax < LIM // wb and wmax < LIM // max(pb, 1)  # every product fits: plain int64
+        g = _values_gcd(p, pmax)
+        if small:  # separate tight loops: this one and the largest |d| vectorise
+            for i in range(n):
+                d[i] = p[i] * wb - w[i] * pb
+        else:
+            for i in range(n):
+                d[i] = lin_sat(p[i], wb, -w[i], pb)
+        dmax = 0
+        for i in range(n):
+            dmax = max(dmax, abs(d[i]))
+        fits = dmax < lim
         o1, o2 = p[0] - w[0], p[0] - w[0]
         for i in range(n):
-            v = p[i] * wb - w[i] * pb if small else lin_sat(p[i], wb, -w[i], pb)
-            d[i] = v
-            if abs(v) >= lim:
-                fits = False
-            if g != 1:
-                g = _gcd(g, p[i])
-            if two:
-                o = p[i] - w[i]
-                if o != o1:
-                    if o2 == o1:
-                        o2 = o
-                    elif o != o2:
-                        two = False
-        VS[1] = VS[0] + muldiv(c - wsum, pb, wb)
+            o = p[i] - w[i]
+            if o != o1:
+                if o2 == o1:
+                    o2 = o
+                elif o != o2:
+                    two = False
+                    break
+        VS[1] = psum + muldiv(c - wsum, pb, wb)
     else:
         slope = pb / wb
         for i in range(n):
             d[i] = p[i] - slope * w[i]
-        VS[1] = VS[0] + (c - wsum) * slope * (1 + 1e-15) + 1e-300
+        VS[1] = psum + (c - wsum) * slope * (1 + 1e-15) + 1e-300
     room = c - wsum
     fit = -1
     for t in range(j + 1, n):
@@ -525,27 +563,35 @@ def items_c(p, w, c, integral):
     n = p.shape[0]
     items = np.empty(n, dtype=np.int64)
     free = np.empty(n, dtype=np.int64)
-    TS = np.zeros(2, dtype=p.dtype)
-    TW = np.zeros(2, dtype=np.int64)
+    # totals in local variables (array elements updated in the loop would go through memory every item)
+    sp, sw, fp, fw = p[0] - p[0], 0, p[0] - p[0], 0
     ni, nf = 0, 0
     zero_value, heavy, big = False, False, False
     for i in range(n):
-        if p[i] <= 0 or w[i] > c:
-            zero_value |= p[i] <= 0
-            heavy |= w[i] > c
+        pi, wi = p[i], w[i]
+        if pi <= 0 or wi > c:
+            zero_value |= pi <= 0
+            heavy |= wi > c
             continue
-        k = 1 if w[i] <= 0 else 0
-        if k == 1:
+        if wi <= 0:
             free[nf] = i
             nf += 1
+            if -wi >= LIM + fw or (integral and pi >= LIM - fp):
+                big = True
+            else:
+                fp += pi
+                fw += wi
         else:
             items[ni] = i
             ni += 1
-        if abs(w[i]) >= LIM - abs(TW[k]) or (integral and p[i] >= LIM - TS[k]):
-            big = True
-        else:
-            TS[k] += p[i]
-            TW[k] += w[i]
+            if wi >= LIM - sw or (integral and pi >= LIM - sp):
+                big = True
+            else:
+                sp += pi
+                sw += wi
+    TS = np.empty(2, dtype=p.dtype)
+    TW = np.empty(2, dtype=np.int64)
+    TS[0], TS[1], TW[0], TW[1] = sp, fp, sw, fw
     return items[:ni], free[:nf], TS, TW, zero_value, heavy, big
 
 
@@ -556,28 +602,29 @@ def init_state(order, j, p, w, d):
     n = p.shape[0]
     units = n + n // 2 + 1  # a bundle holds two items or more: at most n / 2 of them
     size = max(n, 1)
+    # np.empty where every entry read is written first (no memset of arrays that scale with n)
     SR = np.zeros((2, N_SR), dtype=np.int64)
-    POOL = np.zeros((2, size), dtype=np.int64)
+    POOL = np.empty((2, size), dtype=np.int64)
     POOL[LEFT, :j] = order[:j]
     POOL[RIGHT, : n - j - 1] = order[j + 1 :]
     SR[LEFT, PLEN] = j
     SR[RIGHT, PLEN] = n - j - 1
     SR[LEFT, CHUNK] = FIRST_CHUNK
     SR[RIGHT, CHUNK] = FIRST_CHUNK
-    UP = np.zeros(units, dtype=p.dtype)
-    UW = np.zeros(units, dtype=w.dtype)
-    UD = np.zeros(units, dtype=d.dtype)
+    UP = np.empty(units, dtype=p.dtype)
+    UW = np.empty(units, dtype=w.dtype)
+    UD = np.empty(units, dtype=d.dtype)
     UP[:n] = p
     UW[:n] = w
     UD[:n] = d
-    UMS = np.full(units, -1, dtype=np.int64)
-    UML = np.zeros(units, dtype=np.int64)
+    UMS = np.empty(units, dtype=np.int64)  # bundles' only: an item's members are itself
+    UML = np.empty(units, dtype=np.int64)
     UML[:n] = 1
-    BUF = np.zeros((2, size), dtype=np.int64)
-    BUFD = np.zeros((2, size), dtype=d.dtype)
-    MEMBERS = np.zeros(size, dtype=np.int64)
-    EU = np.zeros(units, dtype=np.int64)
-    ES = np.zeros(units, dtype=np.int64)
+    BUF = np.empty((2, size), dtype=np.int64)
+    BUFD = np.empty((2, size), dtype=d.dtype)
+    MEMBERS = np.empty(size, dtype=np.int64)
+    EU = np.empty(units, dtype=np.int64)
+    ES = np.empty(units, dtype=np.int64)
     return SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES
 
 
