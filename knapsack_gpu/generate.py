@@ -1,4 +1,5 @@
-"""Instance families of Pisinger (Kellerer, Pferschy, Pisinger 2004, ch. 5.5) and a few the partitioner meets.
+"""Instance families of Pisinger (Kellerer, Pferschy, Pisinger 2004, ch. 5.5) and a few the partitioner meets, and
+Jooken, Leyman and De Causmaecker's class (EJOR 2022).
 
 Used by the tests, the benchmarks and the demo. Every generator takes a numpy Generator and returns
 (weights int64 (n,), values (n,), capacity int).
@@ -6,6 +7,7 @@ Used by the tests, the benchmarks and the demo. Every generator takes a numpy Ge
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -138,6 +140,66 @@ def partitioner(rng, n, capacity=10_000, fraction=None) -> Generated:
     """
     w = rng.integers(1, max(2, 4 * capacity // n), n)
     return w, rng.uniform(0, 1000, n), capacity
+
+
+# Jooken, Leyman, De Causmaecker, "A new class of hard problem instances for the 0-1 knapsack problem", EJOR 301(3)
+# 2022. The rules below are those of the authors' generator.cpp (github.com/JorikJooken/knapsackProblemInstances),
+# read as a reference, and every one of the 30 shipped instances in ../shared/instances/jooken obeys them item by item
+# (tests/test_generate.py checks it where the instances are present). The authors seeded std::mt19937 from
+# std::random_device, so their draws cannot be reproduced: only the rules and the statistics can.
+
+
+def jooken(rng, n, c=10**6, g=6, f=0.1, eps=0.0, s=100) -> Generated:
+    """Jooken's class: g - 1 groups of near-identical big items and a fraction f of small items, capacity c.
+
+    - The generator's parameter g counts the small items as a group: there are g - 1 groups of big items.
+    - small = int(n * f) (the double product truncated), per = (n - small) // (g - 1) items in each big group; the
+      n - (g - 1) * per left over (at least `small`) are the small items.
+    - Group j = 1..g-1 has the base (1/2^j + eps) * c (float64); each item draws two noises u, u' uniform in [1, s],
+      profit int(base + u) and weight int(base + u') (float64 sums, truncated, as the C++ casts do).
+    - A small item has profit and weight uniform in [1, s], independently.
+    - The capacity is c. Items come in the generator's order: group 1, ..., group g - 1, then the small items.
+      Each item draws its profit noise first, then its weight noise (the authors' order; their RNG differs).
+
+    Any size works, e.g. n = 20, c = 1000, g = 4, s = 10 for brute-force tests: the same structure, scaled down.
+    Bases are exact while c < 2^53.
+
+    Args:
+        rng: numpy Generator.
+        n: number of items >= 0.
+        c: capacity >= 0, the scale of the big items (group j weighs about c / 2^j + eps * c).
+        g: >= 2; g - 1 big groups.
+        f: fraction of small items, 0 <= f <= 1.
+        eps: >= 0, every base's offset as a fraction of c (the authors use 0 and 1e-5 .. 0.1).
+        s: >= 1, the noise range (the authors use 100, 200, 300).
+
+    Returns:
+        (weights int64, profits int64, capacity c).
+    """
+    if n < 0 or c < 0 or g < 2 or not 0 <= f <= 1 or eps < 0 or s < 1:
+        raise ValueError(f"jooken: need n, c >= 0, g >= 2, 0 <= f <= 1, eps >= 0, s >= 1; got {n, c, g, f, eps, s}")
+    small = int(n * f)
+    per = (n - small) // (g - 1)
+    noise = rng.integers(1, s + 1, (n, 2))  # per item: profit noise, then weight noise
+    base = np.zeros(n)
+    big = per * (g - 1)
+    base[:big] = np.repeat([(1.0 / 2.0**j + eps) * float(c) for j in range(1, g)], per)
+    v = (base + noise[:, 0]).astype(np.int64)  # truncation toward zero, as (int) in C++ (all positive here)
+    w = (base + noise[:, 1]).astype(np.int64)
+    return w, v, int(c)
+
+
+_JOOKEN_NAME = re.compile(r"n_(\d+)_c_(\d+)_g_(\d+)_f_([0-9.e+-]+)_eps_([0-9.e+-]+)_s_(\d+)")
+
+
+def jooken_parameters(name: str) -> dict:
+    """The generator's parameters from a shipped instance's name (a ".in" suffix or a folder is fine), e.g.
+    "n_1000_c_10000000000_g_10_f_0.1_eps_0.0001_s_200": {"n", "c", "g", "f", "eps", "s"}, for ``jooken(rng, **p)``."""
+    m = _JOOKEN_NAME.search(name)
+    if m is None:
+        raise ValueError(f"not a Jooken instance name: {name!r}")
+    n, c, g, f, eps, s = m.groups()
+    return {"n": int(n), "c": int(c), "g": int(g), "f": float(f), "eps": float(eps), "s": int(s)}
 
 
 FAMILIES: dict[str, Callable[..., Generated]] = {

@@ -1,0 +1,384 @@
+"""Exact 0/1 knapsack for instances made of groups of near-identical heavy items plus light items.
+
+Jooken, Leyman and De Causmaecker's class (EJOR 2022; :func:`knapsack_gpu.generate.jooken`) is the target: g - 1
+groups whose items weigh and are worth about (1/2^j + eps) c plus noise in [1, s], and light items in [1, s]. At
+c = 1e10 the states list of an expanding core (combo, ours) overflows on the g >= 10 ones, and a dense row is 1e10
+cells; here they take seconds, because the work splits into a small search over how many items each group gives and
+an exact DP over the noise, whose range is a few times 1e4.
+
+The decomposition (exact for any split of the items, however poor; :func:`detect` finds one):
+group j has a base beta_j <= its lightest weight and items i with weight beta_j + a_i (a_i >= 0) and value
+beta_j + b_i (b_i any sign); the other items are light (w, p). For a count vector k (k_j items of group j):
+K(k) = sum_j k_j beta_j, r = C - K(k), and
+
+    Phi_k(r) = max sum b + sum p over exactly k_j items of each group and any light items, with sum a + sum w <= r,
+
+so OPT = max over k with K(k) <= C of K(k) + Phi_k(r). Bounds, for every lam >= 0 (lam = t / D, all times D):
+
+    Phi_k(r) <= lam r + sum_j T_j(lam, k_j) + sum_light max(0, p - lam w),                            (LB)
+
+T_j(lam, k) the sum of the k largest b - lam a in group j. Proof: any feasible choice has sum b + sum p
+= sum (b - lam a) + sum (p - lam w) + lam (sum a + sum w), each part at most the matching term. lam = 0 gives the
+plain "best noise values" bound; the minimum over lam is the LP relaxation's value (the count constraints alone
+describe an integral polytope), and on Jooken's instances it is within a few units of Phi.
+
+The search (every step keeps the optimum):
+1. Window. Any choice holds at most Nmax heavy items (the lightest ones' prefix that fits), so Phi_k <= phi0 =
+   the Nmax largest positive b plus every positive light p; a vector with K < C - W is worth at most
+   C - W - 1 + phi0. W starts at 2 phi0 and grows until the incumbent is >= C - W - 1 + phi0.
+2. DP over groups (heaviest first) on the distinct partial sums K_p. Each K_p keeps, over the vectors reaching it,
+   the best prefix score sum T_j(lam, k_j) for a few lam and the least noise N_p = sum_j (the k_j smallest a of
+   group j). K_p goes when K_p + N_p > C (sums and noise only grow) or K_p + (the most the later groups can add)
+   < C - W. Keeping only the best score and least noise per K_p is exact: what follows depends on K_p alone.
+3. Every final K in the window has bound(K) = K + floor(min_lam (best score + lam r + light term) / D) >= K + Phi_k
+   for every vector k reaching K. Ks are visited in decreasing bound; the search stops at the first bound <= the
+   incumbent.
+4. For a visited K, the vectors whose (LB) reaches the incumbent + 1 and whose least noise fits r are enumerated
+   back through the DP's stages (a partial vector goes when its suffix score plus the best prefix score of what is
+   left cannot reach it, or its noise plus the least prefix noise exceeds r), their LP bounds taken on a fine grid
+   of lam, and those above the incumbent completed exactly in decreasing bound:
+   - if the lam = 0 choice (each group's k_j largest b, every light item with p > 0) fits r, Phi_k is its value;
+   - else by a DP over noise weight x = 0..r: the light items' profile, then each group with "exactly k_j items"
+     (a (k_j + 1) x (r + 1) table per group). Then r < sum a + sum w of that choice, so the profile is short.
+5. The best vector's choice is traced back (one decision bit a cell), checked (weight <= C, value as claimed), and
+   returned as item indices.
+
+Why it is fast on Jooken's class: with bases that halve exactly (beta_j = A 2^(G-j) + B, :func:`detect`'s fit),
+K(k) = A M + B N depends only on M = sum k_j 2^(G-j) and N = sum k_j, so the DP's stages hold at most ~1e4 sums
+(up to ~5e6 with each group's lightest weight as its base), and few sums lie near C (c = 1e10, g = 10, eps = 1e-4:
+A = c / 512, B = 1e6, every K is a multiple of 31,250 and C - 62,500 is the highest in reach with N <= ~250 items).
+A few hundred to a few thousand vectors pass the bounds, and at most a handful need the noise DP (g = 14: 2-4;
+g = 10: none, the noise budget is slack). The lam bounds are exact rationals (integers times D), and every sum is
+int64, checked below 2^62 up front.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+D = 64  # lam = t / D
+# The DP's multipliers t (lam = t / D; 64 is lam = 1): near 1 where the noise budget binds loosely (Jooken: the LP's
+# multiplier is 0.9-1.0), large where it is nearly exhausted (lam -> infinity tests the k_j lightest noises against r).
+DP_LAMS = (0, 16, 32, 48, 56, 60, 64, 68, 72, 80, 96, 128, 256, 1024, 8192, 65536)
+LP_LAMS = np.r_[np.arange(0, 4 * D + 1), D * 2 ** np.arange(3, 13)]  # per vector: [0, 4] by 1/64, then 8 .. 4096
+T_MAX = int(max(max(DP_LAMS), LP_LAMS.max()))
+SAFE = 1 << 62
+
+
+class GroupedGiveUp(RuntimeError):
+    """The instance does not suit this solver within its limits (no group structure, too many sums or vectors, a
+    noise DP too large, numbers too wide); the message says which. Nothing is wrong with the instance."""
+
+
+@dataclass(frozen=True)
+class Groups:
+    """A split of the items: groups with a base each (<= the group's lightest weight) and light items.
+
+    Attributes:
+        bases: (G,) int64, one per group.
+        members: G int64 arrays of item indices.
+        light: int64 item indices solved by the light items' profile.
+    Items in none of these are left out (detect leaves out only items heavier than the capacity).
+    """
+
+    bases: np.ndarray
+    members: tuple
+    light: np.ndarray
+
+
+@dataclass
+class GroupedStats:
+    """What a solve did: the window width, the DP's stage sizes (distinct partial sums), the final sums in the
+    window, vectors enumerated (and the steps their walks took) and completed (of which by the noise DP), and the
+    seconds each phase took."""
+
+    window: int = 0
+    rounds: int = 0
+    stage_sizes: list = field(default_factory=list)
+    final_sums: int = 0
+    vectors: int = 0
+    walk_steps: int = 0
+    completions: int = 0
+    noise_dps: int = 0
+    seconds: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Work the solver may do before it gives up (GroupedGiveUp): sums formed by one DP stage, vectors per final
+    sum and in all, steps of the walks over the vectors (a few million a second), noise-DP cells (sum over
+    completions of k_j * m_j * (r + 1)), and seconds (checked between steps)."""
+
+    stage_sums: int = 200_000_000
+    vectors: int = 1_000_000
+    total_vectors: int = 20_000_000
+    walk_steps: int = 50_000_000
+    noise_cells: int = 20_000_000_000
+    seconds: float | None = None
+
+
+def detect(weights, values, capacity, *, span: int | None = None, halving: bool = True) -> Groups | None:
+    """A split for :func:`solve`, or None when the items show no group structure.
+
+    Items heavier than the capacity are left out. The noise range s is estimated as max |p - w| + 1 (Jooken: each
+    item's profit and weight share their base, so |p - w| <= s - 1), unless `span` is given. Items of weight <= 2 s
+    are light; the others, by weight descending, form groups split wherever two consecutive weights differ by more
+    than s. Bases: each group's lightest weight, or, when `halving` and the group bases halve (Jooken's 1/2^j), the
+    affine fit beta_j = A 2^(G-j) + B (A, B whole, beta_j <= the lightest weight), which makes many count vectors
+    share a sum (K = A M + B N) and the DP far smaller, unless it would add more than 4 s + 1024 noise to some group.
+    None when no group has two items or there are more than 64 groups. Any split is exact; this one is only fast.
+    """
+    w = np.asarray(weights, dtype=np.int64)
+    p = np.asarray(values, dtype=np.int64)
+    idx = np.flatnonzero(w <= capacity)
+    if idx.size == 0:
+        return None
+    s = int(span) if span is not None else int(np.abs(p[idx] - w[idx]).max()) + 1
+    light = idx[w[idx] <= 2 * s]
+    heavy = idx[w[idx] > 2 * s]
+    heavy = heavy[np.argsort(-w[heavy], kind="stable")]
+    cuts = np.flatnonzero(w[heavy][:-1] - w[heavy][1:] > s) + 1  # a gap wider than the noise range: a new group
+    members = np.split(heavy, cuts) if heavy.size else []
+    if not members or max(len(m) for m in members) < 2 or len(members) > 64:
+        return None
+    lightest = np.array([int(w[m].min()) for m in members], dtype=np.int64)
+    bases = lightest.copy()
+    if halving and 3 <= len(members) <= 40:
+        fit = _halving_fit(lightest)
+        if fit is not None and int((lightest - fit).max()) <= 4 * s + 1024:
+            bases = fit
+    return Groups(bases=bases, members=tuple(members), light=light)
+
+
+def _halving_fit(lightest: np.ndarray) -> np.ndarray | None:
+    """beta_j = A 2^(G-1-j) + B <= lightest[j] (j = 0..G-1, heaviest first), A and B whole, A from a least-squares fit
+    of the lightest weights, B the largest that keeps every beta_j <= lightest[j]; None if A < 1 (the caller rejects
+    fits that leave much noise, i.e. groups that do not halve)."""
+    G = lightest.size
+    powers = np.array([1 << (G - 1 - j) for j in range(G)], dtype=np.int64)
+    A = int(np.floor(np.linalg.lstsq(np.stack([powers, np.ones(G)], 1).astype(float), lightest.astype(float))[0][0]))
+    if A < 1:
+        return None
+    B = int((lightest - A * powers).min())
+    fit = A * powers + B
+    return fit if (fit >= 0).all() else None
+
+
+def solve(
+    weights,
+    values,
+    capacity: int,
+    *,
+    groups: Groups | None = None,
+    lower: int | None = None,
+    limits: Limits = Limits(),
+    stats: GroupedStats | None = None,
+) -> tuple[int, list[int]]:
+    """The exact optimum and an optimal selection (ascending item indices).
+
+    Args:
+        weights, values: whole numbers >= 0 (n,).
+        capacity: >= 0.
+        groups: a split (:func:`detect`'s when None).
+        lower: a value some selection is known to reach: the search looks only at vectors that can reach it (the
+            window starts from it), and still returns its own selection worth at least that much.
+        limits: when to give up.
+        stats: filled with what the solve did.
+
+    Raises:
+        GroupedGiveUp: no structure, or a limit reached; the caller goes on with another method.
+    """
+    from . import grouped_kernels as kern  # numba: compiled (or loaded from its cache) on first use
+
+    t_start = time.perf_counter()
+    st = stats if stats is not None else GroupedStats()
+    w = np.asarray(weights, dtype=np.int64)
+    p = np.asarray(values, dtype=np.int64)
+    C = int(capacity)
+    if w.ndim != 1 or w.shape != p.shape or (w < 0).any() or (p < 0).any() or C < 0:
+        raise ValueError("weights and values: equal-length 1-D whole numbers >= 0; capacity >= 0")
+    if groups is None:
+        groups = detect(w, p, C)
+        if groups is None:
+            raise GroupedGiveUp("no group structure: no two items share a weight band")
+    order = np.argsort(-np.asarray(groups.bases, dtype=np.int64), kind="stable")
+    betas = np.asarray(groups.bases, dtype=np.int64)[order]
+    members = [np.asarray(groups.members[j], dtype=np.int64) for j in order]
+    light = np.asarray(groups.light, dtype=np.int64)
+    A = [w[m] - beta for m, beta in zip(members, betas, strict=True)]
+    B = [p[m] - beta for m, beta in zip(members, betas, strict=True)]
+    if any((a < 0).any() for a in A) or (betas < 0).any():
+        raise ValueError("a group's base exceeds one of its weights")
+    wl, pl = w[light], p[light]
+    G = len(members)
+    kmaxs = np.array(
+        [len(m) if beta == 0 else min(len(m), C // int(beta)) for m, beta in zip(members, betas, strict=True)]
+    )
+    width = (
+        C + sum(int(np.abs(b).sum()) + int(a.sum()) for a, b in zip(A, B, strict=True)) + int(wl.sum()) + int(pl.sum())
+    )
+    if (T_MAX + D) * (width + 1) >= SAFE:
+        raise GroupedGiveUp(f"numbers too wide for exact int64 bounds (capacity plus noise {width})")
+
+    def check_time():
+        if limits.seconds is not None and time.perf_counter() - t_start > limits.seconds:
+            raise GroupedGiveUp(f"time limit {limits.seconds} s")
+
+    # phi0: at most Nmax heavy items fit, so Phi_k <= the Nmax largest positive b + every positive light p
+    heavy_w = np.sort(np.concatenate([beta + a for a, beta in zip(A, betas, strict=True)] + [np.zeros(0, np.int64)]))
+    nmax = int(np.searchsorted(np.cumsum(heavy_w), C, side="right"))
+    all_b = np.sort(np.concatenate(B + [np.zeros(0, np.int64)]))[::-1]
+    phi0 = int(np.maximum(all_b[:nmax], 0).sum()) + int(np.maximum(pl, 0).sum())
+
+    def topk(a, b, ts, kmax):  # T[l, k]: the k largest D b - t_l a, summed
+        out = np.zeros((len(ts), kmax + 1), np.int64)
+        for q, t in enumerate(ts):
+            out[q, 1:] = np.cumsum(np.sort(D * b - int(t) * a)[::-1][:kmax])
+        return out
+
+    from numba.typed import List
+
+    dp_t = np.array(DP_LAMS, dtype=np.int64)
+    Ts = List([topk(a, b, dp_t, int(km)) for a, b, km in zip(A, B, kmaxs, strict=True)])
+    light_dp = np.array([int(np.maximum(D * pl - int(t) * wl, 0).sum()) for t in dp_t], dtype=np.int64)
+    full = [topk(a, b, LP_LAMS, int(km)) for a, b, km in zip(A, B, kmaxs, strict=True)]
+    light_lp = np.array([int(np.maximum(D * pl - int(t) * wl, 0).sum()) for t in LP_LAMS], dtype=np.int64)
+    amins = List([np.concatenate([[0], np.cumsum(np.sort(a)[: int(km)])]) for a, km in zip(A, kmaxs, strict=True)])
+    greedy_a = [a[np.argsort(-b, kind="stable")] for a, b in zip(A, B, strict=True)]
+    cum_a = [np.concatenate([[0], np.cumsum(x)]) for x in greedy_a]
+    cum_b = [np.concatenate([[0], np.cumsum(np.sort(b)[::-1])]) for b in B]
+    light_pos_w, light_pos_p = int(wl[pl > 0].sum()), int(pl[pl > 0].sum())
+    S = kern.small_profile(wl, pl, 0)
+    cells = 0
+
+    def complete(K: int, vec: np.ndarray) -> tuple[int, str]:
+        """Phi_k(C - K) exactly ('slack': the lam = 0 choice fits; 'dp': the noise DP); NEG if nothing fits."""
+        nonlocal S, cells
+        r = C - K
+        st.completions += 1
+        sel_a = sum(int(ca[k]) for ca, k in zip(cum_a, vec, strict=True))
+        if sel_a + light_pos_w <= r:
+            return sum(int(cb[k]) for cb, k in zip(cum_b, vec, strict=True)) + light_pos_p, "slack"
+        st.noise_dps += 1
+        cells += (r + 1) * (sum(int(k) * len(a) for a, k in zip(A, vec, strict=True)) + len(wl))
+        if cells > limits.noise_cells:
+            raise GroupedGiveUp(f"noise DP over {limits.noise_cells} cells")
+        check_time()
+        if r >= S.shape[0]:
+            S = kern.small_profile(wl, pl, r)
+        prof = S[: r + 1].copy()
+        for a, b, k in zip(A, B, vec, strict=True):
+            if k:
+                prof = kern.add_group(prof, a, b, int(k))
+        return int(prof[r]), "dp"
+
+    best = None if lower is None else int(lower) - 1  # look for >= lower; the selection found is ours
+    best_vec = None
+    W = 2 * phi0 + 1 if lower is None else max(1, C - int(lower) + phi0 + 1)
+    maxrest = np.cumsum(np.r_[0, (kmaxs * betas)[::-1]])[::-1]
+    while True:
+        st.rounds += 1
+        st.window = W
+        t0 = time.perf_counter()
+        K = np.zeros(1, np.int64)
+        pre = np.zeros((len(dp_t), 1), np.int64)
+        pmin = np.zeros(1, np.int64)
+        stK, stP, stM = List([K]), List([pre]), List([pmin])
+        sizes = [1]
+        for j in range(G):
+            K, pre, pmin, formed = kern.dp_stage(K, pre, pmin, int(betas[j]), int(kmaxs[j]), Ts[j], amins[j], C,
+                                                 C - W - int(maxrest[j + 1]), limits.stage_sums)  # fmt: skip
+            if formed > limits.stage_sums:
+                raise GroupedGiveUp(f"DP stage {j} would form {formed} sums (limit {limits.stage_sums})")
+            stK.append(K)
+            stP.append(pre)
+            stM.append(pmin)
+            sizes.append(len(K))
+            check_time()
+        st.stage_sizes, st.final_sums = sizes, len(K)
+        st.seconds["dp"] = st.seconds.get("dp", 0.0) + time.perf_counter() - t0
+        t0 = time.perf_counter()
+        r = C - K
+        bound = K + (pre + dp_t[:, None] * r[None, :] + light_dp[:, None]).min(axis=0) // D
+        visit = np.argsort(-bound, kind="stable")
+
+        def search(stages, Ki: int, need_value: int, limit: int, some: bool = False) -> None:
+            """Vectors of final sum Ki whose (LB) reaches need_value, completed in decreasing LP bound while that
+            bound beats the incumbent; with `some`, only the first `limit` of them (a heuristic pass)."""
+            nonlocal best, best_vec
+            ri = C - Ki
+            need = (need_value - Ki) * D
+            steps_left = limits.walk_steps - st.walk_steps
+            vecs, count, steps = kern.enumerate_vectors(*stages, betas, kmaxs, Ts, amins, Ki, ri, dp_t * ri, light_dp,
+                                                        need, limit, steps_left)  # fmt: skip
+            st.walk_steps += steps
+            if count < 0:
+                raise GroupedGiveUp(f"the walks over count vectors passed {limits.walk_steps} steps")
+            st.vectors += min(count, limit)
+            if count > limit and not some:
+                raise GroupedGiveUp(f"{count} count vectors at one sum (limit {limit})")
+            if st.vectors > limits.total_vectors:
+                raise GroupedGiveUp(f"over {limits.total_vectors} count vectors")
+            check_time()
+            if len(vecs) == 0:
+                return
+            lp = np.empty(len(vecs), np.int64)
+            for lo in range(0, len(vecs), 4096):  # LP bounds a chunk at a time: (grid x chunk) int64
+                part = vecs[lo : lo + 4096]
+                acc = LP_LAMS[:, None] * ri + light_lp[:, None]
+                for j, tab in enumerate(full):
+                    acc = acc + tab[:, part[:, j]]
+                lp[lo : lo + len(part)] = Ki + acc.min(axis=0) // D
+            for o in np.argsort(-lp, kind="stable"):
+                if best is not None and lp[o] <= best:
+                    break
+                value, how = complete(Ki, vecs[o])
+                if value > kern.NEG // 2 and (best is None or Ki + value > best):
+                    best, best_vec = Ki + value, (Ki, vecs[o].copy(), how)
+                if st.completions % 64 == 0:
+                    check_time()
+
+        if best is None:  # an incumbent first: the best-bounded vectors of the best-bounded sums
+            for i in visit[:5]:
+                if best is None or bound[i] > best:
+                    search((stK, stP, stM), int(K[i]), int(bound[i]) - 50, 4096, some=True)
+        for i in visit:  # then every sum and every vector that can beat it
+            if best is not None and bound[i] <= best:
+                break
+            search((stK, stP, stM), int(K[i]), best + 1 if best is not None else -SAFE // (4 * D), limits.vectors)
+            check_time()
+        st.seconds["search"] = st.seconds.get("search", 0.0) + time.perf_counter() - t0
+        if best is not None and C - W - 1 + phi0 <= best:  # nothing outside the window beats the incumbent
+            if best_vec is None:  # the incumbent is lower - 1: no selection reaches `lower`
+                raise GroupedGiveUp(f"no selection reaches lower = {lower}: the optimum is below it")
+            break
+        if C - W < 0:  # unreachable: the window held every sum, K = 0 (no heavy item) among them
+            raise AssertionError("grouped: no count vector in a window that holds them all")
+        W = 2 * W if best is None else max(2 * W, C - best + phi0 + 1)
+
+    t0 = time.perf_counter()
+    Kb, vec, how = best_vec
+    chosen = []
+    if how == "slack":
+        for m, b, k in zip(members, B, vec, strict=True):
+            chosen.append(m[np.argsort(-b, kind="stable")[: int(k)]])
+        chosen.append(light[pl > 0])
+    else:
+        x = C - Kb
+        prof_in = [kern.small_profile(wl, pl, x)]
+        for a, b, k in zip(A, B, vec, strict=True):
+            prof_in.append(kern.add_group(prof_in[-1], a, b, int(k)) if k else prof_in[-1])
+        for j in range(G - 1, -1, -1):
+            if vec[j]:
+                pos, x = kern.group_trace(prof_in[j], A[j], B[j], int(vec[j]), x)
+                chosen.append(members[j][pos])
+        chosen.append(light[kern.small_trace(wl, pl, int(C - Kb), x)])
+    selected = np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, np.int64)
+    value, weight = int(p[selected].sum()), int(w[selected].sum())
+    if weight > C or value != best or len(np.unique(selected)) != len(selected):
+        raise AssertionError(f"grouped: traced selection weight {weight} value {value}, expected <= {C} and {best}")
+    st.seconds["trace"] = time.perf_counter() - t0
+    return best, selected.tolist()
