@@ -38,7 +38,8 @@ HIRSCHBERG_PASSES = 2.0  # cells of a Hirschberg recovery over the top pass's: a
 class PlanReport:
     """What a solve of the instance does on the device (see the module docstring).
 
-    strategy: what answers: "states" (the states engine, within its budget here), "closed" (the bounds meet),
+    strategy: what answers: "grouped" (the grouped solver, run here: the items form groups of near-identical heavy
+        items), "states" (the states engine, within its budget here), "closed" (the bounds meet),
         "pruned" / "dense" (a dense plan), "reduced" (nothing left after the reductions), "states-unfinished" (no
         dense row fits: the states engine is the only plan and had not finished within the dry run's updates) or
         "none" (no plan fits: a solve raises MemoryError).
@@ -63,6 +64,7 @@ class PlanReport:
     seconds: float  # estimated dense time at cell_rate
     states: dict | None = field(default=None)
     fallback: str | None = None  # where the states engine answers: the plan that takes over had it given way
+    grouped: dict | None = None  # where the grouped solver answers: what it did (Solution.stats["grouped"])
 
     @property
     def states_go_on(self) -> bool:
@@ -82,6 +84,13 @@ class PlanReport:
         return {**asdict(self), "fits": self.fits, "states_go_on": self.states_go_on}
 
     def __str__(self) -> str:
+        if self.strategy == "grouped":
+            g = self.grouped
+            return (
+                f"grouped: {g['groups']} groups of near-identical heavy items and {g['light']} light items; the "
+                f"grouped solver (on the CPU) answers here after {g['vectors']} count vectors, {g['completions']} "
+                f"completed ({g['noise_dps']} by the noise DP), and a solve does the same"
+            )
         lines = []
         st = self.states
         if st is not None:
@@ -229,6 +238,9 @@ def plan_for(
         d.run.release()
     strategy = {"memory": "none"}.get(d.outcome, d.outcome)
     report = PlanReport(strategy, None, str(dev), d.name, None, None, 0, 0, 0, 0, 0, limit, 0.0, 0.0, states)
+    if d.outcome == "grouped":
+        report.grouped = stats["grouped"]
+        return report
     red, choice = d.red, d.choice
     if d.outcome == "states":  # the dense plan that would have taken over had the engine given way
         red = reduce(inst)

@@ -110,7 +110,8 @@ class GroupedStats:
 class Limits:
     """Work the solver may do before it gives up (GroupedGiveUp): sums formed by one DP stage, vectors per final
     sum and in all, steps of the walks over the vectors (a few million a second), noise-DP cells (sum over
-    completions of k_j * m_j * (r + 1)), and seconds (checked between steps)."""
+    completions of k_j * m_j * (r + 1)), seconds (checked between steps; the solver's planner sets none, so that
+    the plan taken never depends on the machine's speed), and the bytes a noise DP's tables may take."""
 
     stage_sums: int = 200_000_000
     vectors: int = 1_000_000
@@ -118,6 +119,27 @@ class Limits:
     walk_steps: int = 50_000_000
     noise_cells: int = 20_000_000_000
     seconds: float | None = None
+    memory: int | None = None  # bytes a noise DP's tables may take (None: unbounded)
+
+
+def looks_grouped(weights, values, capacity) -> bool:
+    """A cheap test (O(n) and a sort of 64 weights) of whether :func:`detect` can find groups worth solving: the
+    heavy items' weights fall into tight clusters (no sampled cluster spans more than twice the noise range) of
+    several items each (four sampled items a cluster on average: Jooken's groups hold 40-100 items). False rules out
+    the grouped solver at once; True may still end in None or a give-up."""
+    w = np.asarray(weights, dtype=np.int64)
+    p = np.asarray(values, dtype=np.int64)
+    if w.size < 4:
+        return False
+    fit = w <= capacity
+    s = int(np.abs(p[fit] - w[fit]).max(initial=0)) + 1
+    heavy = w[fit & (w > 2 * s)]
+    if heavy.size < 2 or 4 * s > capacity:
+        return False
+    sample = np.sort(heavy[:: max(1, heavy.size // 64)])
+    starts = np.r_[0, np.flatnonzero(np.diff(sample) > s) + 1, sample.size]
+    tight = (sample[starts[1:] - 1] - sample[starts[:-1]] <= 2 * s).all()
+    return bool(tight) and 4 * (starts.size - 1) <= sample.size  # clusters of several items, not scattered ones
 
 
 def detect(weights, values, capacity, *, span: int | None = None, halving: bool = True) -> Groups | None:
@@ -129,7 +151,8 @@ def detect(weights, values, capacity, *, span: int | None = None, halving: bool 
     than s. Bases: each group's lightest weight, or, when `halving` and the group bases halve (Jooken's 1/2^j), the
     affine fit beta_j = A 2^(G-j) + B (A, B whole, beta_j <= the lightest weight), which makes many count vectors
     share a sum (K = A M + B N) and the DP far smaller, unless it would add more than 4 s + 1024 noise to some group.
-    None when no group has two items or there are more than 64 groups. Any split is exact; this one is only fast.
+    None when no group has two items, a group spans more than 2 s (weights spread evenly, not in clusters) or there
+    are more than 64 groups. Any split is exact; this one is only fast.
     """
     w = np.asarray(weights, dtype=np.int64)
     p = np.asarray(values, dtype=np.int64)
@@ -143,6 +166,8 @@ def detect(weights, values, capacity, *, span: int | None = None, halving: bool 
     cuts = np.flatnonzero(w[heavy][:-1] - w[heavy][1:] > s) + 1  # a gap wider than the noise range: a new group
     members = np.split(heavy, cuts) if heavy.size else []
     if not members or max(len(m) for m in members) < 2 or len(members) > 64:
+        return None
+    if any(int(w[m[0]] - w[m[-1]]) > 2 * s for m in members):  # a chain of close weights, not a tight group
         return None
     lightest = np.array([int(w[m].min()) for m in members], dtype=np.int64)
     bases = lightest.copy()
@@ -266,6 +291,7 @@ def solve(
         cells += (r + 1) * (sum(int(k) * len(a) for a, k in zip(A, vec, strict=True)) + len(wl))
         if cells > limits.noise_cells:
             raise GroupedGiveUp(f"noise DP over {limits.noise_cells} cells")
+        _room(limits, 8 * (r + 1) * (int(max(vec, default=0)) + 4), "a noise DP's tables")
         check_time()
         if r >= S.shape[0]:
             S = kern.small_profile(wl, pl, r)
@@ -368,6 +394,8 @@ def solve(
         chosen.append(light[pl > 0])
     else:
         x = C - Kb
+        bits = (x // 64 + 1) * 8 * (max((len(m) for m in members), default=0) + len(wl))
+        _room(limits, 8 * (x + 1) * (G + 2 + int(max(vec, default=0))) + bits, "the trace of the noise DP")
         prof_in = [kern.small_profile(wl, pl, x)]
         for a, b, k in zip(A, B, vec, strict=True):
             prof_in.append(kern.add_group(prof_in[-1], a, b, int(k)) if k else prof_in[-1])
@@ -382,3 +410,30 @@ def solve(
         raise AssertionError(f"grouped: traced selection weight {weight} value {value}, expected <= {C} and {best}")
     st.seconds["trace"] = time.perf_counter() - t0
     return best, selected.tolist()
+
+
+def _room(limits: Limits, nbytes: int, what: str) -> None:
+    if limits.memory is not None and nbytes > limits.memory:
+        raise GroupedGiveUp(f"{what} would take {nbytes} bytes, over the {limits.memory} allowed")
+
+
+# The solver's planner hands the grouped solver at most these: a few seconds of work where the instance is Jooken's
+# (the shipped c = 1e10 ones take 0.1-4 s), a quick give-up where it is not.
+PLANNER_LIMITS = Limits(
+    stage_sums=20_000_000,
+    vectors=1_000_000,
+    total_vectors=5_000_000,
+    walk_steps=50_000_000,
+    noise_cells=5_000_000_000,
+)
+# Bytes a distinct base sum holds in the DP's stages: its sum, the scores for the multipliers and the least noise.
+BYTES_PER_SUM = 8 * (len(DP_LAMS) + 2)
+
+
+def planner_limits(room: int, groups: Groups) -> Limits:
+    """PLANNER_LIMITS within ``room`` bytes: the DP's stages (every group's sums are kept for the walks) and the
+    noise DP's tables."""
+    from dataclasses import replace
+
+    per_sum = BYTES_PER_SUM * (len(groups.members) + 1)
+    return replace(PLANNER_LIMITS, stage_sums=max(1, min(PLANNER_LIMITS.stage_sums, room // per_sum)), memory=room)

@@ -30,7 +30,7 @@ from .dtypes import fits, numpy_dtype
 from .reduce import Reduced
 from .reduced import Scale
 
-STRATEGIES = ("auto", "closed", "states", "pruned", "dense")
+STRATEGIES = ("auto", "closed", "grouped", "states", "pruned", "dense")
 ENV_STRATEGY = "KNAPSACK_GPU_STRATEGY"
 
 # Cost model, in seconds, for choosing between plans (one CPU thread; only ratios matter): a dense cell update per

@@ -40,7 +40,7 @@ class Solution:
         selected: ascending indices of the chosen items.
         weight: their total weight (<= capacity).
         stats: how it was solved: ``strategy`` ("reduced": nothing left after the reductions, "closed": the bounds
-            met, "states", "pruned-bits", "pruned-hirschberg", "dense-bits", "dense-hirschberg"), ``device``,
+            met, "grouped", "states", "pruned-bits", "pruned-hirschberg", "dense-bits", "dense-hirschberg"), ``device``,
             ``backend``, ``dtype``, ``reduced_values`` (the dense DP's {"P", "Q"} where it ran on Q v - P w, else
             None), ``reductions``, ``fixed`` ({"in", "out"} items fixed by Dembo-Hammer: by the
             states engine before they entered its core, or by the bounds of a dense plan), ``lower_bound`` /
@@ -56,8 +56,10 @@ class Solution:
             of identical items), ``extras`` (of "offsets", "gcd", "divisibility", "surrogate", "pairing",
             "dominance", "meet-in-the-middle": those that changed something), ``resolves`` (narrower cores solved
             again to recover the selection) and ``binding`` (how its kernels ran: "compiled" by numba, "python" with
-            numpy list operations, or "device" with torch list operations on CUDA). Every key is always present:
-            None (or 0, or empty) where it does not apply.
+            numpy list operations, or "device" with torch list operations on CUDA); of the grouped solver
+            (strategy "grouped", :mod:`knapsack_gpu.grouped`): ``grouped`` (its groups, light items, the DP's stage
+            sizes, count vectors enumerated and completed, noise DPs). Every key is always present: None (or 0, or
+            empty) where it does not apply.
     """
 
     value: int | float
@@ -148,9 +150,12 @@ def solve(
         canonical: return the selection torch's ``dp_knapsack`` returns (among optimal sets, the one that avoids
             later items first): items run in input order, without bundling, and the plan is a dense one with a bit
             table where it fits. The default returns an optimal set, whichever the fastest plan finds.
-        strategy: force a plan: "closed", "states" (the expanding core alone), "pruned", "dense" (or the
-            environment variable KNAPSACK_GPU_STRATEGY); None or "auto": the states engine first, under a work
-            budget, then the plan :mod:`knapsack_gpu.plan` chooses.
+        strategy: force a plan: "closed", "grouped" (groups of near-identical items), "states" (the expanding core
+            alone), "pruned", "dense" (or the
+            environment variable KNAPSACK_GPU_STRATEGY); None or "auto": the grouped solver where the items form
+            groups of near-identical heavy items (Jooken's class; it gives way where it finds none or reaches its
+            work limits), then the states engine, under a work budget, then the plan :mod:`knapsack_gpu.plan`
+            chooses.
         threads: CPU threads a dense pass of the numpy backend splits each long item over (None: torch's intra-op
             thread count, the cores the process may use unless ``torch.set_num_threads`` pinned it). The torch
             backend uses torch's own threads.
@@ -171,7 +176,7 @@ def solve(
     strategy = plan_mod.resolve_strategy(strategy)
     if not isinstance(canonical, bool):
         raise TypeError(f"canonical must be True or False, got {canonical!r}")
-    if canonical and strategy in ("states", "closed"):
+    if canonical and strategy in ("states", "closed", "grouped"):
         raise ValueError(f"strategy={strategy!r} cannot promise dp_knapsack's selection; use canonical=False")
     resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
     threads = check_threads(threads)
@@ -239,9 +244,12 @@ def _solve(
         "extras": [],
         "resolves": 0,
         "binding": None,
+        "grouped": None,
     }
     d = _decide(inst, dev, backend, meter, held, dtype, progress, canonical, strategy, stats)
     run, red = d.run, d.red
+    if d.outcome == "grouped":
+        return _finish(inst, d.grouped, stats, meter)
     if d.outcome == "states":
         stats["plan_reason"] = f"the states engine finished after {run.stats.state_updates} updates" + (
             "" if d.budget is None else f" (its first budget: {d.budget})"
@@ -275,7 +283,8 @@ DRY_RUN_UPDATES = 10**8
 class Decision:
     """What a solve does (:func:`_decide`), before any dense pass runs.
 
-    outcome: "states" (the states engine has the optimum), "closed" / "pruned" / "dense" (``choice`` is that plan),
+    outcome: "grouped" (the grouped solver has the optimum: ``grouped`` its selection), "states" (the states engine
+        has the optimum), "closed" / "pruned" / "dense" (``choice`` is that plan),
         "reduced" (nothing left after the reductions), "memory" (no plan fits the memory limit: a solve raises
         MemoryError), or, in a dry run only, "states-unfinished" (no dense row fits and the states engine had not
         finished within DRY_RUN_UPDATES, its list fitting so far).
@@ -290,6 +299,7 @@ class Decision:
     name: str | None = None
     dense_need: int = 0
     choice: plan_mod.Choice | None = None
+    grouped: np.ndarray | None = None  # the grouped solver's selection
 
 
 def _decide(
@@ -310,6 +320,10 @@ def _decide(
     decisions a solve takes and a dry run (``dry``: the states engine's open-ended runs are capped at
     DRY_RUN_UPDATES, and its extension within the dense plan's share is not run) reports. ``states_dev``: where the
     states engine runs (a dry run for a device that is not present runs it on the CPU)."""
+    if strategy in ("auto", "grouped") and dtype is None and not canonical and inst.integral:
+        found = _grouped(inst, meter, stats, forced=strategy == "grouped")
+        if found is not None:
+            return Decision("grouped", grouped=found)
     run, budget = None, None
     tried = strategy in ("auto", "states") and dtype is None
     states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
@@ -363,6 +377,50 @@ def _decide(
         stats["plan_reason"] = f"{what} after {run.stats.state_updates} updates; " + choice.reason
     d.choice, d.outcome = choice, choice.strategy
     return d
+
+
+def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) -> np.ndarray | None:
+    """Groups of near-identical heavy items plus light items (Jooken's class: :mod:`knapsack_gpu.grouped`): the
+    grouped solver's selection under the planner's work limits, or None where the items show no such groups or it
+    gives up (the other plans follow). ``forced`` (strategy "grouped"): a ValueError instead of None."""
+    from . import grouped, jit
+
+    w, v, cap = inst.weights, inst.values, inst.capacity
+    why = None
+    if not jit.enabled():
+        why = "the grouped solver needs numba"
+    elif not grouped.looks_grouped(w, v, cap) or (groups := grouped.detect(w, v, cap)) is None:
+        why = "no groups of near-identical heavy items"
+    else:
+        gst = grouped.GroupedStats()
+        room = meter.limit - meter.current
+        try:
+            value, selected = grouped.solve(w, v, cap, groups=groups, limits=grouped.planner_limits(room, groups),
+                                            stats=gst)  # fmt: skip
+        except grouped.GroupedGiveUp as exc:
+            why = f"the grouped solver gave up: {exc}"
+        else:
+            meter.note_peak(grouped.BYTES_PER_SUM * (len(groups.members) + 1) * max(gst.stage_sizes, default=0))
+            stats.update(
+                strategy="grouped",
+                backend=None,
+                dtype="int64",
+                plan_reason=f"{len(groups.members)} groups of near-identical heavy items, {groups.light.size} light "
+                f"items: {gst.final_sums} base sums in the window, {gst.vectors} count vectors, {gst.completions} "
+                f"completed ({gst.noise_dps} by the noise DP)",
+                grouped={
+                    "groups": len(groups.members),
+                    "light": int(groups.light.size),
+                    "stage_sizes": list(gst.stage_sizes),
+                    "vectors": gst.vectors,
+                    "completions": gst.completions,
+                    "noise_dps": gst.noise_dps,
+                },
+            )
+            return np.asarray(selected, dtype=np.int64)
+    if forced:
+        raise ValueError(f"strategy='grouped': {why}")
+    return None
 
 
 def _states_meter(inst: Instance, dev, backend: str, meter: Meter, canonical: bool) -> Meter | None:

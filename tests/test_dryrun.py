@@ -131,11 +131,19 @@ def _agrees(plan, sol) -> None:
         assert sol.stats["dtype"] == plan.dtype and sol.stats["profile_length"] == plan.profile_length
 
 
+def _no_groups(monkeypatch):
+    """The grouped solver stays out (spanner instances' identical items form groups it would take)."""
+    import knapsack_gpu.grouped as grouped
+
+    monkeypatch.setattr(grouped, "looks_grouped", lambda *args: False)
+
+
 @pytest.mark.parametrize("kind", sorted(GIVE_WAY))
 def test_plan_agrees_with_solve_where_the_states_engine_gives_way(monkeypatch, kind):
     import knapsack_gpu.plan as plan_mod
     from knapsack_gpu import generate
 
+    _no_groups(monkeypatch)
     for name, value in (("STATES_MIN_UPDATES", 1), ("STATES_FIRST_SHARE", 1e-12), ("STATES_BUDGET_SHARE", 1e-12)):
         monkeypatch.setattr(plan_mod, name, value)
     monkeypatch.setattr(plan_mod, "STATES_CAP_SHARE", 0.0)
@@ -166,7 +174,24 @@ def test_plan_agrees_with_solve_where_the_states_engine_answers_or_nothing_fits(
     _agrees(r, knapsack_gpu.solve(w, v, 10**12, device="cpu"))
 
 
-def test_plan_names_a_forced_strategy_as_solve_runs_it():
+def test_plan_agrees_with_solve_where_the_grouped_solver_answers():
+    """Jooken's class: the dry run runs the grouped solver as a solve does, and says so; what it reports is what the
+    solve did, and a forced strategy="grouped" on items without groups is refused by both alike."""
+    from knapsack_gpu import generate
+
+    w, v, c = generate.jooken(np.random.default_rng(3), 400, c=10**8, g=10, eps=1e-4, s=200)
+    r = knapsack_gpu.plan_for(w, v, c, device="cpu", device_memory=2**34)
+    sol = knapsack_gpu.solve(w, v, c, device="cpu", memory_limit=r.memory_limit)
+    assert r.strategy == "grouped" == sol.stats["strategy"] and r.grouped == sol.stats["grouped"]
+    assert "grouped solver" in str(r) and sol.weight <= c
+    u, x, cap = generate.uncorrelated(np.random.default_rng(3), 200, 1000)
+    for run in (knapsack_gpu.solve, knapsack_gpu.plan_for):
+        with pytest.raises(ValueError, match="strategy='grouped': no groups"):
+            run(u, x, cap, device="cpu", strategy="grouped")
+
+
+def test_plan_names_a_forced_strategy_as_solve_runs_it(monkeypatch):
+    _no_groups(monkeypatch)
     from knapsack_gpu import generate
 
     w, v, c = generate.FAMILIES["spanner-uncorrelated"](np.random.default_rng(7), 67, 168)
@@ -184,7 +209,7 @@ STATS_KEYS = (
     "strategy device backend dtype reduced_values reductions fixed lower_bound upper_bound instance_lower_bound "
     "instance_upper_bound items profile_length dp_seconds cell_updates full_cells peak_states passes item_passes "
     "leaves depth launches threads peak_bytes memory_limit plan_reason seconds core state_updates bundled extras "
-    "resolves binding"
+    "resolves binding grouped"
 ).split()
 
 
@@ -195,6 +220,7 @@ def test_every_documented_stat_is_there_whatever_answers(monkeypatch, kind):
     import knapsack_gpu.plan as plan_mod
     from knapsack_gpu import generate
 
+    _no_groups(monkeypatch)
     if kind != "states":
         for name, value in (("STATES_MIN_UPDATES", 1), ("STATES_FIRST_SHARE", 1e-12), ("STATES_BUDGET_SHARE", 1e-12)):
             monkeypatch.setattr(plan_mod, name, value)
