@@ -125,8 +125,10 @@ class Limits:
 def looks_grouped(weights, values, capacity) -> bool:
     """A cheap test (O(n) and a sort of 64 weights) of whether :func:`detect` can find groups worth solving: the
     heavy items' weights fall into tight clusters (no sampled cluster spans more than twice the noise range) of
-    several items each (four sampled items a cluster on average: Jooken's groups hold 40-100 items). False rules out
-    the grouped solver at once; True may still end in None or a give-up."""
+    several items each (four sampled items a cluster on average: Jooken's groups hold 40-100 items), and the clusters
+    are noisy (most span more than one weight: copies of a few items, as in the spanner classes, are the states
+    engine's bundles' business). False rules out the grouped solver at once; True may still end in None or a
+    give-up."""
     w = np.asarray(weights, dtype=np.int64)
     p = np.asarray(values, dtype=np.int64)
     if w.size < 4:
@@ -138,8 +140,10 @@ def looks_grouped(weights, values, capacity) -> bool:
         return False
     sample = np.sort(heavy[:: max(1, heavy.size // 64)])
     starts = np.r_[0, np.flatnonzero(np.diff(sample) > s) + 1, sample.size]
-    tight = (sample[starts[1:] - 1] - sample[starts[:-1]] <= 2 * s).all()
-    return bool(tight) and 4 * (starts.size - 1) <= sample.size  # clusters of several items, not scattered ones
+    spans = sample[starts[1:] - 1] - sample[starts[:-1]]
+    several = 4 * (starts.size - 1) <= sample.size  # clusters of several items, not scattered ones
+    noisy = 2 * int((spans > 0).sum()) >= starts.size - 1  # near-identical, not identical (spanner: copies)
+    return bool((spans <= 2 * s).all()) and several and noisy
 
 
 def detect(weights, values, capacity, *, span: int | None = None, halving: bool = True) -> Groups | None:

@@ -277,6 +277,11 @@ def _solve(
 # The most state updates a dry run gives the states engine where no dense row fits (~1 s compiled): past them it
 # reports that a solve goes on without a budget.
 DRY_RUN_UPDATES = 10**8
+# Where the items look grouped, the states engine's updates before the grouped solver is tried (~10 ms compiled),
+# and the most updates it may then still project to go on (twice that, ~0.3 s) before the grouped solver: Jooken's
+# c = 1e6 ones it ends in 0.002-0.08 s where its list stays short, the others the grouped solver ends in 0.01-1 s.
+GROUPED_AFTER = 1_000_000
+GROUPED_PROJECTION = 30_000_000
 
 
 @dataclass
@@ -320,10 +325,16 @@ def _decide(
     decisions a solve takes and a dry run (``dry``: the states engine's open-ended runs are capped at
     DRY_RUN_UPDATES, and its extension within the dense plan's share is not run) reports. ``states_dev``: where the
     states engine runs (a dry run for a device that is not present runs it on the CPU)."""
-    if strategy in ("auto", "grouped") and dtype is None and not canonical and inst.integral:
-        found = _grouped(inst, meter, stats, forced=strategy == "grouped")
-        if found is not None:
-            return Decision("grouped", grouped=found)
+    if strategy == "grouped":
+        return Decision("grouped", grouped=_grouped(inst, meter, stats, forced=True))
+    from . import grouped
+
+    # Groups of near-identical heavy items (Jooken's class) get the grouped solver, but only after the states engine
+    # has had GROUPED_AFTER updates: it ends most instances whose identical items only look like groups (spanner,
+    # multiple strongly correlated) in milliseconds, where the grouped solver might work for seconds before it gives
+    # up; on Jooken's c = 1e10 ones it would not end in hours.
+    groups = strategy == "auto" and dtype is None and not canonical and inst.integral
+    groups = groups and grouped.looks_grouped(inst.weights, inst.values, inst.capacity)
     run, budget = None, None
     tried = strategy in ("auto", "states") and dtype is None
     states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
@@ -333,8 +344,22 @@ def _decide(
         run = _StatesRun(inst, sdev, name, states_meter, stats, progress, meter)
         if strategy != "states":
             budget = plan_mod.states_first_budget(run.items, inst.capacity, run.bound, dev.type)
-        if run.run(DRY_RUN_UPDATES if dry and budget is None else budget) and not canonical:
-            return Decision("states", run, budget)
+        if dry and budget is None:
+            budget = DRY_RUN_UPDATES
+        if groups and not canonical:
+            if run.run(GROUPED_AFTER if budget is None else min(budget, GROUPED_AFTER)):
+                return Decision("states", run, budget)
+            left = run.search.projected_updates()  # a short way left: the states engine goes on first
+            if left <= GROUPED_PROJECTION and run.run(run.stats.state_updates + 2 * left):
+                return Decision("states", run, budget)
+    if groups:
+        found = _grouped(inst, meter, stats)
+        if found is not None:
+            if run is not None:
+                run.release()
+            return Decision("grouped", grouped=found)
+    if run is not None and run.run(budget) and not canonical:
+        return Decision("states", run, budget)
     red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
     name, dense_need = resolve_backend(backend, dev, red.dtype), 0
     room = meter.limit - meter.current
