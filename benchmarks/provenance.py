@@ -87,7 +87,7 @@ def machine(threads: int) -> dict:
     import torch
 
     versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__}
-    for mod in ("triton", "scipy", "ortools"):
+    for mod in ("triton", "scipy", "ortools", "numba"):
         try:
             versions[mod] = __import__(mod).__version__
         except ImportError:
