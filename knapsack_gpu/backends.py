@@ -19,10 +19,15 @@ ENV_BACKEND = "KNAPSACK_GPU_BACKEND"
 BACKENDS = ("auto", "numpy", "torch", "triton")
 
 
+_CPU = torch.device("cpu")
+
+
 def resolve_device(device: str | torch.device | None) -> torch.device:
     """ "auto"/None -> CUDA when available, else CPU; otherwise "cpu", "cuda", "cuda:N" or a torch.device."""
     if device is None or (isinstance(device, str) and device == "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device("cuda") if torch.cuda.is_available() else _CPU
+    if isinstance(device, str) and device == "cpu":
+        return _CPU
     if not isinstance(device, (str, torch.device)):
         raise TypeError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or a torch.device, got {device!r}")
     try:

@@ -163,3 +163,19 @@ def test_shipped_c_1e10_g_10_and_14_instances():
         want = known[name] if known[name] >= 0 else NEW_OPTIMA[name]
         st = check(w, v, inst.capacity, want, limits=grouped.Limits(seconds=120))
         assert st.noise_dps <= 10, name
+
+
+def test_the_planners_quick_look_takes_jookens_groups_and_no_other_class():
+    """looks_grouped keeps the grouped solver out of the classes the states engine handles (spanner's copies,
+    multiple strongly correlated's spread bands, every other generator) and lets it see Jooken's groups."""
+    from knapsack_gpu.generate import FAMILIES
+
+    rng = np.random.default_rng(21)
+    for name, make in FAMILIES.items():
+        for n, R in ((200, 1000), (2000, 10**4), (5000, 10**6)):
+            w, v, c = make(rng, n, R)
+            if np.asarray(v).dtype.kind != "f":
+                assert not grouped.looks_grouped(w, v, c), (name, n, R)
+    for g, eps, c in ((6, 1e-4, 10**6), (10, 1e-3, 10**8), (14, 1e-5, 10**10)):
+        w, v, cap = jooken(rng, 800, c=c, g=g, f=0.3, eps=eps, s=200)
+        assert grouped.looks_grouped(w, v, cap), (g, eps, c)
