@@ -9,9 +9,10 @@ solve of milliseconds is timed warm, one of minutes is not run twice), a timeout
 TIME_LIMIT (seconds) goes to contenders with a time limit of their own; one that stops there unproven ends the row
 as a timeout. Prints one JSON line: seconds of each repeat, the selection's exact value and weight (a value-only
 contender: its value, weight null), the peak RSS of this process (VmHWM) and the peak before the first solve
-(imports and the instance), the solver's own stats where it has them, and the solver's own clock per timed repeat
-(internal_s) where it reports one. A contender that refuses the instance (its input limits) prints status
-"skipped" and its reason without a run. Thread counts are pinned before torch is imported.
+(imports, the instance and the contender's prepare: loading compiled code), the solver's own stats where it has
+them, and the solver's own clock per timed repeat (internal_s) where it reports one. A contender that refuses the
+instance (its input limits) prints status "skipped" and its reason without a run. Thread counts are pinned before
+torch is imported.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def main() -> None:
     if why:
         print(json.dumps({"status": "skipped", "reason": why}))
         return
+    if contender.prepare:
+        contender.prepare()
     rss_before = peak_rss()
     times, extras = [], []
     cold = None
