@@ -5,7 +5,7 @@ knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / J
                                            every instance of a file that holds several, one line each
 knapsack-gpu profile FILE --plot out.png   the best value for every capacity
 knapsack-gpu plan FILE [--device cuda --device-memory 141GB]   what a solve would do: states, then the dense plan
-knapsack-gpu compile                       compile the states engine ahead of time (numba, once per environment)
+knapsack-gpu compile                       compile the numba kernels ahead of time (once per environment)
 knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
 
 ``--help`` and ``--version`` answer without importing torch (numpy and the solver load with the first command that
@@ -254,7 +254,13 @@ def cmd_compile(args) -> int:
     _tell_compile()
     t0 = time.perf_counter()
     jit.warm()
-    print(f"knapsack-gpu: the states engine is compiled and cached ({time.perf_counter() - t0:.1f} s)")
+    from . import grouped
+
+    grouped.warm()
+    print(
+        f"knapsack-gpu: the states engine and the grouped solver are compiled and cached "
+        f"({time.perf_counter() - t0:.1f} s)"
+    )
     return EXIT_OK
 
 
@@ -373,7 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "compile",
-        help="compile the states engine now (numba; once per environment, tens of seconds) so that no solve waits",
+        help="compile the states engine and the grouped solver now (numba; once per environment, tens of "
+        "seconds) so that no solve waits",
     )
 
     p = sub.add_parser("bench", help="run the benchmark suite (benchmarks/suite.py)")

@@ -453,3 +453,12 @@ def planner_limits(room: int, groups: Groups) -> Limits:
 
     per_sum = BYTES_PER_SUM * (len(groups.members) + 1)
     return replace(PLANNER_LIMITS, stage_sums=max(1, min(PLANNER_LIMITS.stage_sums, room // per_sum)), memory=room)
+
+
+def warm() -> None:
+    """Compile (or load from numba's disk cache) every kernel of the grouped solver, on a small instance of
+    Jooken's class whose noise DP and traces all run (``knapsack-gpu compile``)."""
+    from .generate import jooken
+
+    w, v, c = jooken(np.random.default_rng(0), 200, 10**6, 6, 0.1, 0.001)
+    solve(w, v, c)

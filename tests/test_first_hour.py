@@ -304,13 +304,16 @@ def test_the_two_clis_share_their_output_without_importing_each_other():
 
 
 def test_compile_ahead_of_time_and_the_notice_before_a_first_compile(monkeypatch, capsys, tmp_path):
-    """`knapsack-gpu compile` builds the states engine's kernels (here: loads them, the cache is warm); a solve
-    whose cache is cold says so first, naming the way to do it ahead of time."""
-    from knapsack_gpu import jit
+    """`knapsack-gpu compile` builds the states engine's kernels and the grouped solver's (here: loads them, the
+    cache is warm); a solve whose cache is cold says so first, naming the way to do it ahead of time."""
+    from knapsack_gpu import grouped_kernels, jit
 
     assert main(["compile"]) == 0
     assert "compiled and cached" in capsys.readouterr().out
     assert jit.ready("i") and jit.ready("f")
+    kernels = [getattr(grouped_kernels, name) for name in dir(grouped_kernels)]
+    kernels = [k for k in kernels if hasattr(k, "signatures")]
+    assert len(kernels) == 6 and all(k.signatures for k in kernels)  # every one, the noise DP's traces included
     monkeypatch.setattr(jit, "cache_is_warm", lambda: False)
     assert main(["solve", str(_kp_file(tmp_path)), "--device", "cpu"]) == 0
     err = capsys.readouterr().err
