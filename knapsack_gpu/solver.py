@@ -327,14 +327,16 @@ def _decide(
     states engine runs (a dry run for a device that is not present runs it on the CPU)."""
     if strategy == "grouped":
         return Decision("grouped", grouped=_grouped(inst, meter, stats, forced=True))
-    from . import grouped
 
     # Groups of near-identical heavy items (Jooken's class) get the grouped solver, but only after the states engine
     # has had GROUPED_AFTER updates: it ends most instances whose identical items only look like groups (spanner,
     # multiple strongly correlated) in milliseconds, where the grouped solver might work for seconds before it gives
     # up; on Jooken's c = 1e10 ones it would not end in hours.
     groups = strategy == "auto" and dtype is None and not canonical and inst.integral
-    groups = groups and grouped.looks_grouped(inst.weights, inst.values, inst.capacity)
+    if groups:  # imported only here: a canonical solve (the partitioner's) never pays for it
+        from . import grouped
+
+        groups = grouped.looks_grouped(inst.weights, inst.values, inst.capacity)
     run, budget = None, None
     tried = strategy in ("auto", "states") and dtype is None
     states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
