@@ -45,7 +45,8 @@ class Contender:
     # that n and C alone do not show (combo's int32 arrays).
     refuses: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None
     # Run once before anything is timed, as imports are: loading compiled code from disk (combo's shared library
-    # loads at import; our numba kernels load from numba's cache on first call, ~1 s, not the solver's time).
+    # loads at import; our numba kernels, the states engine's and the grouped solver's, load from numba's cache on
+    # first call, ~1 s, not the solver's time).
     prepare: Callable[[], None] | None = None
 
 
@@ -95,9 +96,11 @@ def _ours(
 
 
 def _load_ours() -> None:
+    import knapsack_gpu.grouped
     import knapsack_gpu.jit
 
     knapsack_gpu.jit.warm()
+    knapsack_gpu.grouped.warm()
 
 
 def _ours_contender(name: str, run: Callable, available: Callable[[], str | None] | None = None) -> Contender:

@@ -178,12 +178,14 @@ def small_trace(w, p, X, x):
 
 
 @njit(cache=True)
-def add_group(prof, a, b, k):
-    """prof[x]: the best value with noise weight <= x (NEG: none). Returns the same after choosing exactly k items of
-    a group whose items add noise weight a[i] >= 0 and value b[i]: T[c][x] = max(T[c][x], T[c-1][x - a[i]] + b[i]),
-    counts c only where c items can still grow into k with the items left."""
+def _group_table(prof, a, b, k, dec):
+    """T[c][x]: the best value with noise weight <= x after choosing c of a group's items (item i adds noise weight
+    a[i] >= 0 and value b[i]), from T[0] = prof: T[c][x] = max(T[c][x], T[c-1][x - a[i]] + b[i]), counts c only
+    where c items can still grow into k with the items left. Where dec has rows, item i's improvements of (c, x) are
+    set as bits dec[i, c, x >> 6]."""
     X = prof.shape[0] - 1
     m = a.shape[0]
+    record = dec.shape[0] > 0
     T = np.full((k + 1, X + 1), NEG, np.int64)
     T[0, :] = prof
     for i in range(m):
@@ -199,33 +201,25 @@ def add_group(prof, a, b, k):
                     v += bi
                     if v > cur[x]:
                         cur[x] = v
-    return T[k].copy()
+                        if record:
+                            dec[i, c, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    return T
+
+
+@njit(cache=True)
+def add_group(prof, a, b, k):
+    """prof[x]: the best value with noise weight <= x (NEG: none). Returns the same after choosing exactly k items of
+    the group (:func:`_group_table`)."""
+    return _group_table(prof, a, b, k, np.zeros((0, 0, 0), np.uint64))[k].copy()
 
 
 @njit(cache=True)
 def group_trace(prof, a, b, k, x):
     """add_group with its decisions kept (one bit a cell), walked back from (k, x): the k chosen positions and the
     noise weight left for the groups before."""
-    X = prof.shape[0] - 1
     m = a.shape[0]
-    words = (X >> 6) + 1
-    dec = np.zeros((m, k + 1, words), np.uint64)
-    T = np.full((k + 1, X + 1), NEG, np.int64)
-    T[0, :] = prof
-    for i in range(m):
-        ai, bi = a[i], b[i]
-        top = min(k, i + 1)
-        lo = max(1, k - (m - i - 1))
-        for c in range(top, lo - 1, -1):
-            prev = T[c - 1]
-            cur = T[c]
-            for y in range(X, ai - 1, -1):
-                v = prev[y - ai]
-                if v > NEG:
-                    v += bi
-                    if v > cur[y]:
-                        cur[y] = v
-                        dec[i, c, y >> 6] |= np.uint64(1) << np.uint64(y & 63)
+    dec = np.zeros((m, k + 1, ((prof.shape[0] - 1) >> 6) + 1), np.uint64)
+    _group_table(prof, a, b, k, dec)
     chosen = np.empty(k, np.int64)
     c = k
     for i in range(m - 1, -1, -1):

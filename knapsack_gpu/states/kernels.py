@@ -694,6 +694,18 @@ def _admit(right, du, u, IR, VR, UP, UW) -> bool:
     return lin_ge0(VR[PSUM] - VR[Z1] + sg * UP[u], IR[WB], IR[C] - IR[WSUM] - sg * UW[u], VR[PB])
 
 
+def _chunk_size(s, SR, plen, m):
+    """After the filter kept m of side s's plen pooled items: the fixed ones counted, and the size of the chunk to
+    sort now (0: the side is empty), each chunk 4 times the last."""
+    SR[s, FIXED] += plen - m
+    if m == 0:
+        SR[s, PLEN] = 0
+        return 0
+    k = SR[s, CHUNK]
+    SR[s, CHUNK] = 4 * k
+    return k
+
+
 def refill_np(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> None:
     """The next chunk of side s, nearest the break first: the pool is filtered by the Dembo-Hammer test at today's
     gap, then the CHUNK items nearest the break (ties of key included: no item left outside can be nearer) are sorted
@@ -716,12 +728,9 @@ def refill_np(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, key
             admitted[t] = _admit(right, d[pool[t]], pool[t], IR, VR, UP, UW)
         kept = pool[admitted]
     m = kept.shape[0]
-    SR[s, FIXED] += plen - m
-    if m == 0:
-        SR[s, PLEN] = 0
+    k = _chunk_size(s, SR, plen, m)
+    if k == 0:
         return
-    k = SR[s, CHUNK]
-    SR[s, CHUNK] = 4 * k
     kk = keys[kept]
     if k < m:
         if right:
@@ -767,12 +776,9 @@ def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys
         if _admit(right, d[x], x, IR, VR, UP, UW):
             pool[m] = x
             m += 1
-    SR[s, FIXED] += plen - m
-    if m == 0:
-        SR[s, PLEN] = 0
+    k = _chunk_size(s, SR, plen, m)
+    if k == 0:
         return
-    k = SR[s, CHUNK]
-    SR[s, CHUNK] = 4 * k
     chunk = np.empty(m, dtype=np.int64)  # ties of key may take more than k
     nc = 0
     if k < m:
