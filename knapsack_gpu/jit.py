@@ -56,11 +56,11 @@ def _warn() -> None:
         )
 
 
-def compile_function(fn):
+def compile_function(fn, inline: bool = False):
     """``fn`` compiled lazily (on its first call) with a disk cache; nogil so that other threads run meanwhile."""
     import numba
 
-    return numba.njit(cache=True, nogil=True)(fn)
+    return numba.njit(cache=True, nogil=True, inline="always" if inline else "never")(fn)
 
 
 _ready: set[str] = set()  # value kinds ("i", "f") whose compiled kernels this process has loaded

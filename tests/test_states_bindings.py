@@ -77,6 +77,53 @@ def test_setup_agrees_with_numpy(C, family, p, w, c):
     assert p[got[8]] == p[want[8]] if want[8] >= 0 else got[8] == -1
 
 
+def _surbin_reference(p, w, c, lo, hi, card, start):
+    """combo's surbin in exact fractions over a full sort: the LP bound of (p, w + s) at c + s * card, items with
+    w + s <= 0 taken, and the half chosen by the slope estimated with the break item kept."""
+    from fractions import Fraction
+
+    best_s, best_u = 0, Fraction(start)
+    while lo <= hi:
+        s = (lo + hi) // 2
+        ws = [int(x) + s for x in w]
+        pl = [int(x) for x in p]
+        free = [i for i in range(len(ws)) if ws[i] <= 0]
+        psum = sum(pl[i] for i in free)
+        cap = max(0, c + s * card) - sum(ws[i] for i in free)
+        rest = sorted((i for i in range(len(ws)) if ws[i] > 0), key=lambda i: (-Fraction(pl[i], ws[i]), i))
+        whole, b = len(free), None
+        for i in rest:
+            if ws[i] > cap:
+                b = i
+                break
+            cap, psum, whole = cap - ws[i], psum + pl[i], whole + 1
+        u = psum + (Fraction(cap * pl[b], ws[b]) if b is not None else 0)
+        if u < best_u:
+            best_s, best_u = s, u
+        slope = -1 if b is None else psum + Fraction((cap + card - whole) * pl[b], ws[b] + 1) - u
+        lo, hi = (lo, s - 1) if slope > 0 else (s + 1, hi)
+    return best_s
+
+
+@pytest.mark.parametrize(
+    "family, p, w, c", [x for x in _instances() if x[1].size <= 300], ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_surrogate_multiplier_search_against_exact_fractions(C, family, p, w, c):
+    """combo's binary search for the surrogate multiplier, in float64 in both bindings, picks the multiplier an exact
+    search in fractions picks, for cardinalities around the break solution's and both signs of s (where sums are exact
+    doubles; beyond, float64 may pick another multiplier, and the bound taken at it is exact all the same)."""
+    if int(w.sum()) <= c or w.size < 3 or int(p.sum()) * w.size >= 2**53 or int(w.sum()) * w.size >= 2**53:
+        return
+    top = int(w.max())
+    b1 = int(np.searchsorted(np.cumsum(np.sort(w)), c, side="right"))
+    ub = float(p.sum())
+    for card, lo, hi in ((b1, 0, top), (b1 + 1, -top, 0), (max(b1 - 2, 1), 0, top)):
+        want = _surbin_reference(p, w, c, lo, hi, card, ub)
+        for B in (C, modes.python()):
+            got = B.surrogate_bisect(p.astype(np.float64), w.astype(np.float64), float(c), lo, hi, card, ub)
+            assert got == want, (B.name, card, lo, hi)
+
+
 def _random_list(rng, s):
     W = np.unique(rng.integers(0, 5000, s)).astype(np.int64)
     P = np.cumsum(rng.integers(1, 50, W.size)).astype(np.int64)
@@ -212,22 +259,49 @@ def test_a_canonical_solve_never_waits_for_a_compile(monkeypatch):
     assert before.value == after.value and before.selected == after.selected
 
 
+def _with_spread(monkeypatch, spread):
+    """The python binding with a band of 2 * spread + 1 sample ranks around a guessed break (kernels share globals)."""
+    P = modes.python()
+    monkeypatch.setitem(P.break_order_c.__globals__, "SPREAD", spread)
+    return P
+
+
+def _band_instances(seed, dtype):
+    rng = np.random.default_rng(seed)
+    for family in FAMILIES:
+        w, v, c = generate.FAMILIES[family](rng, 1500, 10**4)
+        p, w = np.asarray(v, dtype=dtype), np.asarray(w, dtype=dtype)
+        keep = (p > 0) & (w > 0) & (w <= c)
+        yield family, p[keep], w[keep], int(c)
+
+
 @pytest.mark.parametrize("spread", [0, 1, 8])
 def test_the_break_items_sampled_band_and_its_misses(monkeypatch, spread):
     """The break item's band guess, run interpreted with a band of 2 * spread + 1 sample ranks (0: the guess misses
     on most instances, above or below, and a quickselect finishes within what the one pass split): always the item
     a full sort finds, with the same items before it."""
-    P = modes.python()
-    monkeypatch.setitem(P.break_order_c.__globals__, "SPREAD", spread)
-    rng = np.random.default_rng(spread)
-    for family in FAMILIES:
-        w, v, c = generate.FAMILIES[family](rng, 1500, 10**4)
-        p, w = np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64)
-        keep = (p > 0) & (w > 0) & (w <= c)
-        p, w = p[keep], w[keep]
+    P = _with_spread(monkeypatch, spread)
+    for _, p, w, c in _band_instances(spread, np.int64):
         if int(w.sum()) <= c:
             continue
         keys = exact.keys(p, w)
         got, gj = P.break_order_c(keys, p, w, c, True)
         want, wj = exact.break_order(keys, p, w, c, True)
         assert gj == wj and got[gj] == want[wj] and np.array_equal(np.sort(got[:gj]), np.sort(want[:wj]))
+
+
+@pytest.mark.parametrize("spread", [0, 1, 8])
+def test_the_surrogate_lp_sampled_band_and_its_misses(monkeypatch, spread):
+    """The surrogate's LP at a multiplier, run interpreted with a band of 2 * spread + 1 sample ranks (0: the guess
+    misses mostly, and the weighted quickselect takes over): the break item, its rank and the sums before it are
+    those of a full sort, with items of weight <= 0 taken first."""
+    P = _with_spread(monkeypatch, spread)
+    for family, p, w, c in _band_instances(spread, np.float64):
+        card = int(np.searchsorted(np.cumsum(np.sort(w)), c, side="right"))
+        for s in (0, -int(np.median(w)), int(w.max()) // 3):
+            cap = max(0.0, c + float(s) * card)
+            scratch = np.empty(p.size), np.empty(p.size, dtype=np.int64)
+            got = P.lp_at_c(p, w, float(s), cap, *scratch)
+            want = exact.lp_at_np(p, w, float(s), cap)
+            assert got[0] == want[0] and got[3:] == want[3:], (family, s)
+            assert np.allclose(got[1:3], want[1:3], rtol=1e-12), (family, s)

@@ -152,6 +152,21 @@ def break_order(keys, p, w, cap, integral):
     return order, int(np.searchsorted(cw, cap, side="right"))
 
 
+def lp_at_np(p, w, fs, cap, kk=None, band=None):
+    """:func:`.kernels.lp_at_c` by a full sort (the python binding): the greedy LP of float items (p, w + fs) at
+    capacity cap, items of weight <= 0 first: (everything fits, value and weight of the items before the break item,
+    its value and weight, how many precede it)."""
+    x = w + fs
+    pos = x > 0
+    if float(x[pos].sum()) * (1.0 - 1e-9) + float(x[~pos].sum()) <= cap:
+        return True, float(p.sum()), 0.0, 0.0, 1.0, p.size
+    keys = np.where(pos, p / np.where(pos, x, 1.0), np.inf)
+    order = np.argsort(-keys, kind="stable")
+    j = min(int(np.argmax(np.cumsum(x[order]) > cap)), order.size - 1)
+    before = order[:j]
+    return False, float(p[before].sum()), float(x[before].sum()), float(p[order[j]]), float(x[order[j]]), j
+
+
 def setup_np(keys, p, w, c, integral):
     """:func:`.kernels.setup_c` in numpy and Python integers (the python binding)."""
     import math

@@ -30,6 +30,7 @@ COMPILED_OPS = {
     "ratio_cmp": "ratio_cmp_c",
     "order_ties": "order_ties_c",
     "break_order": "break_order_c",
+    "lp_at": "lp_at_c",
     "muldiv": "muldiv_c",
     "setup": "setup_c",
     "refill": "refill_c",
@@ -46,6 +47,7 @@ PYTHON_OPS = {
     "ratio_cmp": exact.ratio_cmp,
     "order_ties": exact.order_ties_k,
     "break_order": exact.break_order,
+    "lp_at": exact.lp_at_np,
     "muldiv": exact.muldiv,
     "setup": exact.setup_np,
     "refill": "refill_np",
@@ -87,7 +89,7 @@ def _bind(name: str, ops: dict, wrap=None) -> Binding:
     for fname, f in _kernel_functions().items():
         g = types.FunctionType(f.__code__, ns, fname, f.__defaults__, f.__closure__)
         g.__qualname__, g.__module__, g.__doc__ = f.__qualname__, f.__module__, f.__doc__
-        out[fname] = wrap(g) if wrap is not None else g
+        out[fname] = wrap(g, fname in kernels.INLINE) if wrap is not None else g
     ns.update(out)
     for op, impl in ops.items():
         ns[op] = out[impl] if isinstance(impl, str) else impl
@@ -141,6 +143,7 @@ def warm(kind: str) -> None:
     B.decode(P[0], int(W[0]), 0, 0, a[0], a[1], a[16], a[17], a[6], a[7], a[9], a[10], a[11], eng.left_items, eng.n)
     keys = p / w
     B.break_order(keys, p, w, 12, kind == "i")
+    B.surrogate_bisect(p.astype(np.float64), w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
     if kind == "i":
         mitm.solve(eng)  # half_states, combine
 

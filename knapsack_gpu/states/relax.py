@@ -60,26 +60,17 @@ def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int | None) -> int:
 
 
 def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start: float) -> int:
-    """combo's ``surbin``: binary search over integer multipliers s in [lo, hi] for the least LP bound; the sign of
-    the bound's slope in s, estimated with the break item kept, picks the half to go on with. Returns the best s
-    (0 when none beats ``start``)."""
-    best_s, best_u = 0, start
-    while lo <= hi:
-        s = (lo + hi) // 2
-        lp = _lp(eng, p, w + s, max(0, c + s * card))
-        ua = lp.value(p, w + s)
-        if ua < best_u:
-            best_s, best_u = s, ua
-        if lp.b is None:
-            grad = -1.0  # everything fits: a larger s only adds capacity where it is not needed
-        else:
-            pb, wb = float(p[lp.b]), float(w[lp.b] + s)
-            grad = lp.psum + (lp.room + card - lp.whole) * pb / (wb + 1) - ua
-        if grad > 0:
-            hi = s - 1
-        else:
-            lo = s + 1
-    return best_s
+    """The multiplier s in [lo, hi] whose LP bound is least (0 when none beats ``start``):
+    :func:`.kernels.surrogate_bisect` on float64 copies, compiled wherever this process has the compiled kernels
+    (whatever binding the engine's list is in: Python integers or a device list make no difference to floats)."""
+    from .. import jit
+    from . import modes
+
+    B = eng.B
+    if not B.compiled and jit.enabled() and (jit.ready("i") or jit.ready("f")):
+        B = modes.compiled()
+    pf, wf = p.astype(np.float64), w.astype(np.float64)
+    return int(B.surrogate_bisect(pf, wf, float(c), int(lo), int(hi), int(card), float(start)))
 
 
 def _case(eng, lo: int, hi: int, card: int) -> int:
@@ -99,8 +90,7 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
     forced = np.flatnonzero(ws <= 0)
     # In the original efficiency order: the surrogate's ties (v = w + k makes every surrogate efficiency 1) then
     # break the way the original order does, so its break solution and search stay near the original's cardinality.
-    rest = np.flatnonzero(ws > 0)
-    rest = rest[np.argsort(-eng.keys[rest], kind="stable")]
+    rest = eng.by_key[ws[eng.by_key] > 0]
     ps = exact_total(p[forced])
     room = cs - exact_total(ws[forced])
     budget = None if eng.budget is None else max(0, eng.budget - eng.stats.state_updates)
