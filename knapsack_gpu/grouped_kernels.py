@@ -139,8 +139,10 @@ def enumerate_vectors(stages_K, stages_pre, stages_min, betas, kmaxs, Ts, amins,
 
 
 @njit(cache=True)
-def small_profile(w, p, X):
-    """S[x] = the best total p of a subset of the items with total w <= x, x = 0..X (w >= 0)."""
+def _small_table(w, p, X, dec):
+    """S[x] = the best total p of a subset of the items with total w <= x, x = 0..X (w >= 0). Where dec has rows,
+    item i's improvements of x are set as bits dec[i, x >> 6]."""
+    record = dec.shape[0] > 0
     S = np.zeros(X + 1, np.int64)
     for i in range(w.shape[0]):
         wi, pi = w[i], p[i]
@@ -150,25 +152,23 @@ def small_profile(w, p, X):
             v = S[x - wi] + pi
             if v > S[x]:
                 S[x] = v
+                if record:
+                    dec[i, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
     return S
+
+
+@njit(cache=True)
+def small_profile(w, p, X):
+    """S[x] = the best total p of a subset of the items with total w <= x, x = 0..X (w >= 0)."""
+    return _small_table(w, p, X, np.zeros((0, 1), np.uint64))
 
 
 @njit(cache=True)
 def small_trace(w, p, X, x):
     """The items of a subset reaching small_profile(w, p, X)[x] (ascending positions)."""
     m = w.shape[0]
-    words = (X >> 6) + 1
-    dec = np.zeros((m, words), np.uint64)
-    S = np.zeros(X + 1, np.int64)
-    for i in range(m):
-        wi, pi = w[i], p[i]
-        if pi <= 0:
-            continue
-        for y in range(X, wi - 1, -1):
-            v = S[y - wi] + pi
-            if v > S[y]:
-                S[y] = v
-                dec[i, y >> 6] |= np.uint64(1) << np.uint64(y & 63)
+    dec = np.zeros((m, (X >> 6) + 1), np.uint64)
+    _small_table(w, p, X, dec)
     chosen = np.zeros(m, np.bool_)
     for i in range(m - 1, -1, -1):
         if (dec[i, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):

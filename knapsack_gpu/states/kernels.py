@@ -477,20 +477,6 @@ def surrogate_bisect(p, w, c, lo, hi, card, start):
     return best_s
 
 
-def _fits(p, w, fs, cap):
-    """Whether every item of (p, w + fs) fits cap (items of weight <= 0 always do), and the value of them all. The
-    margin: every order of summing passes cap where this does not."""
-    tot, free, val = 0.0, 0.0, 0.0
-    for i in range(p.shape[0]):
-        x = w[i] + fs
-        val += p[i]
-        if x > 0:
-            tot += x
-        else:
-            free += x
-    return tot * (1.0 - 1e-9) + free <= cap, val
-
-
 def lp_at_c(p, w, fs, cap, kk, band):
     """The greedy LP of float items (p, w + fs) at capacity cap, items of weight <= 0 taken first: (everything fits,
     value and weight of the items before the break item, its value and weight, how many items precede it; equal
@@ -498,12 +484,18 @@ def lp_at_c(p, w, fs, cap, kk, band):
     items above it and collects the band, which alone is sorted; where the guess misses, a weighted quickselect
     finds it (:func:`.exact.lp_at_np` is the numpy twin). ``kk``, ``band``: scratch of n entries."""
     n = p.shape[0]
-    fits, val = _fits(p, w, fs, cap)
-    if fits:
-        return True, val, 0.0, 0.0, 1.0, n
+    tot, free, val = 0.0, 0.0, 0.0
     for i in range(n):
         x = w[i] + fs
-        kk[i] = p[i] / x if x > 0 else np.inf
+        val += p[i]
+        if x > 0:
+            kk[i] = p[i] / x
+            tot += x
+        else:
+            kk[i] = np.inf
+            free += x
+    if tot * (1.0 - 1e-9) + free <= cap:  # the margin: every order of summing passes cap where this does not
+        return True, val, 0.0, 0.0, 1.0, n
     step = max(1, n // SAMPLE)
     ns = (n + step - 1) // step
     sk = kk[::step].copy()

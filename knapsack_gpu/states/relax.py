@@ -15,39 +15,23 @@ integers: valid whatever order the float keys give, and equal to the LP bound wh
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from . import exact
 from .exact import exact_total
 
 
-@dataclass
-class _LP:
-    psum: int  # value of the items taken whole
-    room: int  # capacity left at the break item
-    b: int | None  # the break item (None: everything fits)
-    whole: int  # how many items are taken whole
-
-    def value(self, p, w) -> float:
-        return self.psum + (self.room * float(p[self.b]) / float(w[self.b]) if self.b is not None else 0.0)
-
-
-def _lp(eng, p: np.ndarray, w: np.ndarray, c: int) -> _LP:
-    """The greedy LP of items (p, w) at capacity c; items with w <= 0 are always taken (the break item found in the
-    engine's binding)."""
+def _break_item(eng, p: np.ndarray, w: np.ndarray, c: int) -> int | None:
+    """The break item of the greedy LP of items (p, w) at capacity c, in the exact efficiency order (found in the
+    engine's binding); items with w <= 0 are always taken. None: everything fits."""
     free = w <= 0
-    nfree = int(np.count_nonzero(free))
-    psum = exact_total(p[free]) if nfree else 0
-    cap = c - (exact_total(w[free]) if nfree else 0)
+    cap = c - exact_total(w[free])
     rest = np.flatnonzero(~free)
     pr, wr = p[rest], w[rest]
     if exact_total(wr) <= cap:
-        return _LP(psum + exact_total(pr), 0, None, int(p.size))
+        return None
     order, j = eng.B.break_order(exact.keys(pr, wr), pr, wr, cap, eng.integral)
-    before = order[:j]
-    return _LP(psum + exact_total(pr[before]), cap - exact_total(wr[before]), int(rest[order[j]]), nfree + j)
+    return int(rest[order[j]])
 
 
 def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int | None) -> int:
@@ -83,8 +67,7 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
     s = _search(eng, p, w, c, lo, hi, card, float(eng.ub))
     cs = max(0, c + s * card)
     ws = w + s
-    lp = _lp(eng, p, ws, cs)
-    u = exact_bound(p, ws, cs, lp.b)
+    u = exact_bound(p, ws, cs, _break_item(eng, p, ws, cs))
     if u <= z or s == 0:
         return u
     forced = np.flatnonzero(ws <= 0)
