@@ -237,7 +237,10 @@ def solve(
     t_start = time.perf_counter()
     st = stats if stats is not None else GroupedStats()
     w = np.asarray(weights, dtype=np.int64)
-    p = np.asarray(values, dtype=np.int64)
+    p = np.asarray(values)
+    if p.dtype.kind == "f" and not np.array_equal(p, np.floor(p)):  # int64 would truncate: a wrong optimum
+        raise ValueError("values: whole numbers (the grouped solver is exact on integers only)")
+    p = p.astype(np.int64)
     C = int(capacity)
     if w.ndim != 1 or w.shape != p.shape or (w < 0).any() or (p < 0).any() or C < 0:
         raise ValueError("weights and values: equal-length 1-D whole numbers >= 0; capacity >= 0")

@@ -416,6 +416,8 @@ def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) ->
     why = None
     if not jit.enabled():
         why = "the grouped solver needs numba"
+    elif not inst.integral:
+        why = "the grouped solver takes whole-number values only"
     elif not grouped.looks_grouped(w, v, cap) or (groups := grouped.detect(w, v, cap)) is None:
         why = "no groups of near-identical heavy items"
     else:

@@ -188,6 +188,10 @@ def test_plan_agrees_with_solve_where_the_grouped_solver_answers():
     for run in (knapsack_gpu.solve, knapsack_gpu.plan_for):
         with pytest.raises(ValueError, match="strategy='grouped': no groups"):
             run(u, x, cap, device="cpu", strategy="grouped")
+    # fractional values: the grouped solver's integers would truncate them, so a forced run is refused
+    for run in (knapsack_gpu.solve, knapsack_gpu.plan_for):
+        with pytest.raises(ValueError, match="strategy='grouped': the grouped solver takes whole-number values"):
+            run(w, np.asarray(v) + 0.5, c, device="cpu", strategy="grouped")
 
 
 def test_plan_names_a_forced_strategy_as_solve_runs_it(monkeypatch):

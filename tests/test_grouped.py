@@ -147,6 +147,16 @@ NEW_OPTIMA = {
 }
 
 
+def test_values_must_be_whole_numbers():
+    """The solver works in int64: fractional values would be truncated into a wrong optimum, so they are refused;
+    whole numbers in a float array are taken as they are."""
+    w, v, cap = jooken(np.random.default_rng(5), 120, 10**5, 6, 0.2, 1e-3, 20)
+    best = knapsack_gpu.solve(w, v, cap, device="cpu").value
+    check(w, np.asarray(v, dtype=np.float64), cap, best)
+    with pytest.raises(ValueError, match="whole numbers"):
+        grouped.solve(w, np.asarray(v) + 0.25, cap)
+
+
 def test_shipped_c_1e10_g_10_and_14_instances():
     """The 11 shipped c = 1e10, g >= 10 instances: combo's optimum where it has one (80-6474 s on the authors'
     cluster), else the value found here; a few seconds in all."""
