@@ -331,12 +331,8 @@ def _decide(
     # Groups of near-identical heavy items (Jooken's class) get the grouped solver, but only after the states engine
     # has had GROUPED_AFTER updates: it ends most instances whose identical items only look like groups (spanner,
     # multiple strongly correlated) in milliseconds, where the grouped solver might work for seconds before it gives
-    # up; on Jooken's c = 1e10 ones it would not end in hours.
+    # up; on Jooken's c = 1e10 ones it would not end in hours. The items are sampled for groups only then.
     groups = strategy == "auto" and dtype is None and not canonical and inst.integral
-    if groups:  # imported only here: a canonical solve (the partitioner's) never pays for it
-        from . import grouped
-
-        groups = grouped.looks_grouped(inst.weights, inst.values, inst.capacity)
     run, budget = None, None
     tried = strategy in ("auto", "states") and dtype is None
     states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
@@ -348,12 +344,15 @@ def _decide(
             budget = plan_mod.states_first_budget(run.items, inst.capacity, run.bound, dev.type)
         if dry and budget is None:
             budget = DRY_RUN_UPDATES
-        if groups and not canonical:
+        if groups:
             if run.run(GROUPED_AFTER if budget is None else min(budget, GROUPED_AFTER)):
                 return Decision("states", run, budget)
-            left = run.search.projected_updates()  # a short way left: the states engine goes on first
-            if left <= GROUPED_PROJECTION and run.run(run.stats.state_updates + 2 * left):
+            groups = _looks_grouped(inst)
+            left = run.search.projected_updates() if groups else 0  # a short way left: the states engine goes on
+            if groups and left <= GROUPED_PROJECTION and run.run(run.stats.state_updates + 2 * left):
                 return Decision("states", run, budget)
+    elif groups:
+        groups = _looks_grouped(inst)
     if groups:
         found = _grouped(inst, meter, stats)
         if found is not None:
@@ -404,6 +403,12 @@ def _decide(
         stats["plan_reason"] = f"{what} after {run.stats.state_updates} updates; " + choice.reason
     d.choice, d.outcome = choice, choice.strategy
     return d
+
+
+def _looks_grouped(inst: Instance) -> bool:
+    from . import grouped  # imported only here: a canonical solve (the partitioner's) never pays for it
+
+    return grouped.looks_grouped(inst.weights, inst.values, inst.capacity)
 
 
 def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) -> np.ndarray | None:

@@ -85,7 +85,7 @@ def test_a_selection_older_than_the_decision_bits_is_solved_again(monkeypatch):
 def _force_extras(monkeypatch):
     """Every extra from the first step on; the counting bound off, since on correlated classes it closes the
     instance before any other extra has anything left to do."""
-    monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c: None)
+    monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c, counted=None: None)
     monkeypatch.setattr(common, "PAIRING_STATES", 0)
     monkeypatch.setattr(common, "GCD_STATES", 0)
     monkeypatch.setattr(common, "SURROGATE_STATES", 0)
@@ -297,7 +297,7 @@ def test_past_its_budget_the_states_engine_goes_on_only_where_its_projection_fit
     monkeypatch.setattr(plan, "STATES_MIN_UPDATES", 1)
     monkeypatch.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
     monkeypatch.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
-    monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c: None)
+    monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c, counted=None: None)
     p, w, c = instance("strongly", 1300, 120, 200)
     best = textbook(w, p, c)
     monkeypatch.setattr(plan, "STATES_CAP_SHARE", 1e3)  # the projection fits: it goes on to the end
@@ -336,7 +336,9 @@ def test_the_hand_over_to_a_dense_plan_is_exact(monkeypatch, family):
     monkeypatch.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
     monkeypatch.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
     monkeypatch.setattr(plan, "STATES_CAP_SHARE", 0.0)
-    monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c: None)  # it would close them at once
+    monkeypatch.setattr(
+        engine.offsets, "offset_bound", lambda p, w, c, counted=None: None
+    )  # it would close them at once
     for seed in range(4):
         p, w, c = instance(family, 1300 + seed, 120, 200)
         sol = knapsack_gpu.solve(w, p, c, device="cpu")
@@ -434,7 +436,9 @@ def test_a_states_overflow_under_the_memory_limit_falls_back_to_a_dense_plan():
 @pytest.mark.parametrize("offsets", [(5,), (-3,), (0,), (30, 20), (-7, 4), (-9, -2), (0, 13)])
 def test_offset_bound_is_an_upper_bound_and_tight_where_it_should_be(offsets):
     """v = w + (one of one or two offsets): the counting bound is >= the optimum (brute force on small instances,
-    the textbook DP on larger ones), and the engine that uses it stays exact."""
+    the textbook DP on larger ones), the compiled kernel gives the numpy one's value, and the engine that uses it
+    stays exact."""
+    from knapsack_gpu.states import modes
     from knapsack_gpu.states.offsets import offset_bound
 
     rng = np.random.default_rng(abs(hash(offsets)) % 2**32)
@@ -449,6 +453,7 @@ def test_offset_bound_is_an_upper_bound_and_tight_where_it_should_be(offsets):
         opt = brute_force(w.tolist(), pos.tolist(), c)[0] if n < 15 else textbook(w, pos, c)
         bound = offset_bound(p, w, c)
         assert bound is not None and bound >= opt, (bound, opt)
+        assert offset_bound(p, w, c, modes.compiled().counted) == bound
         tight += bound == opt
         if (p > 0).all() and int(w[w <= c].sum()) > c:
             check(p, w, c, opt)

@@ -116,7 +116,7 @@ class Engine:
         if upper is not None:
             VR[K.UB] = min(VR[K.UB], upper)
         if two and not self.big:
-            counted = offsets.offset_bound(p, w, c)
+            counted = offsets.offset_bound(p, w, c, B.counted)
             if counted is not None and counted < VR[K.UB]:
                 VR[K.UB] = counted
                 self.fired.add("offsets")

@@ -359,48 +359,33 @@ def break_order_c(keys, p, w, cap, integral):
         band = np.empty(n, dtype=np.int64)
         nm = 0
         wa, wm = 0, 0
-        for i in range(n):
-            k = keys[i]
-            if k > hi:
-                idx[na] = i
-                na += 1
-                wa += w[i]
-            elif k < lo:
-                nb -= 1
-                idx[nb] = i
-            else:
-                band[nm] = i
-                nm += 1
-                wm += w[i]
-        if wa <= cap < wa + wm:  # the break is in the band, as hoped
-            band = band[:nm]
-            if not _one_key_one_ratio(band, keys, p, w, integral):  # a single ratio: index order already
-                band = _sort_run(band, keys, p, w, integral)
-            idx[na : na + nm] = band
-            acc, j = wa, na
-            while acc + w[idx[j]] <= cap:
-                acc += w[idx[j]]
-                j += 1
-            return idx, j
+        for i in range(n):  # branch-free (keys in random order mispredict): each slot is written, one kept
+            k, wi = keys[i], w[i]
+            above, below = np.int64(k > hi), np.int64(k < lo)
+            inside = 1 - above - below
+            idx[na] = i
+            idx[nb - 1] = i  # na < nb: both are free slots (the same one only when one is left, and i fills it)
+            band[nm] = i
+            na += above
+            nb -= below
+            nm += inside
+            wa += wi * above
+            wm += wi * inside
         idx[na:nb] = band[:nm]
+        if wa <= cap < wa + wm:  # the break is in the band, as hoped: select within it
+            return _quickselect(keys, p, w, cap, integral, idx, na, nb, wa)
         if cap < wa:  # the break is above the band: select among those items only
             return _quickselect(keys, p, w, cap, integral, idx, 0, na, 0)
         return _quickselect(keys, p, w, cap, integral, idx, nb, n, wa + wm)  # below it
     return _quickselect(keys, p, w, cap, integral, np.arange(n), 0, n, 0)
 
 
-def _one_key_one_ratio(idx, keys, p, w, integral) -> bool:
-    """Whether the items idx share one key and one exact ratio (then the order among them is by index)."""
-    for t in range(1, idx.shape[0]):
-        if keys[idx[t]] != keys[idx[0]]:
-            return False
-    return _one_ratio(idx, np.int64(0), idx.shape[0], p, w, integral)
-
-
 def _quickselect(keys, p, w, cap, integral, idx, lo, hi, acc):
     """:func:`break_order_c` by a weighted quickselect with three-way partitions on the key, expected O(n), within
     idx[lo:hi]: every item before lo precedes them all (``acc``: their weight), every item from hi on follows."""
-    kk = keys[idx]  # permuted with idx so that every pass reads memory in order
+    kk = np.empty_like(keys)  # permuted with idx so that every pass reads memory in order (only [lo, hi) used)
+    for t in range(lo, hi):
+        kk[t] = keys[idx[t]]
     while hi - lo > SORT_SMALL:
         a, b, c = kk[lo], kk[(lo + hi) // 2], kk[hi - 1]
         pk = max(min(a, b), min(max(a, b), c))  # median of three
@@ -648,6 +633,41 @@ def setup_c(keys, p, w, c, integral):
         if w[i] <= room and (fit < 0 or p[i] > p[fit]):
             fit = i
     return order, j, wsum, VS, d, fits, g, two, fit
+
+
+def counted_c(c, g1, g2, k1, k2):
+    """The counting bound of :mod:`.offsets` over sorted groups g1, g2 (compiled twin of
+    :func:`.offsets.counted_np`, the same candidate counts): as n1 grows, the most items of group 2 that fit and
+    the count where its heaviest reach the cap only fall, so two pointers walk down group 2's prefix sums once."""
+    m2 = g2.shape[0]
+    L2 = np.zeros(m2 + 1, dtype=np.int64)
+    H2 = np.zeros(m2 + 1, dtype=np.int64)
+    for t in range(m2):
+        L2[t + 1] = L2[t] + g2[t]
+        H2[t + 1] = H2[t] + g2[m2 - 1 - t]
+    rising = m2  # the counts whose next heaviest item still adds weight + k2 > 0
+    if k2 < 0:
+        rising = 0
+        while rising < m2 and g2[m2 - 1 - rising] + k2 > 0:
+            rising += 1
+    best = -LIM
+    l1, h1 = 0, 0
+    top = np.searchsorted(L2, c, side="right") - 1  # the last count with L2 <= c - l1
+    cap = np.searchsorted(H2, c, side="left")  # the first count with H2 >= c - h1 (m2 + 1: none)
+    for n1 in range(g1.shape[0] + 1):
+        if n1 > 0:
+            l1 += g1[n1 - 1]
+            h1 += g1[g1.shape[0] - n1]
+        if l1 > c:
+            break
+        while L2[top] > c - l1:
+            top -= 1
+        while cap > 0 and H2[cap - 1] >= c - h1:
+            cap -= 1
+        for cand in (0, top, min(rising, cap - 1), min(rising, cap), cap - 1, cap):
+            n2 = min(max(cand, 0), top)
+            best = max(best, min(c, h1 + H2[n2]) + k2 * n2 + k1 * n1)
+    return best
 
 
 # --- the items a search takes ---------------------------------------------------------------------------------------

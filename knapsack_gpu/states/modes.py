@@ -16,7 +16,7 @@ from __future__ import annotations
 import types
 from functools import cache
 
-from . import exact, kernels, lists
+from . import exact, kernels, lists, offsets
 
 # The names the kernels call that each binding supplies.
 
@@ -36,6 +36,7 @@ COMPILED_OPS = {
     "refill": "refill_c",
     "items": "items_c",
     "combine": "combine_c",
+    "counted": "counted_c",
 }
 PYTHON_OPS = {
     "merge": lists.merge_np,
@@ -53,6 +54,7 @@ PYTHON_OPS = {
     "refill": "refill_np",
     "items": exact.items_np,
     "combine": exact.combine_np,
+    "counted": offsets.counted_np,
 }
 DEVICE_OPS = {
     **PYTHON_OPS,
@@ -143,6 +145,7 @@ def warm(kind: str) -> None:
     B.decode(P[0], int(W[0]), 0, 0, a[0], a[1], a[16], a[17], a[6], a[7], a[9], a[10], a[11], eng.left_items, eng.n)
     keys = p / w
     B.break_order(keys, p, w, 12, kind == "i")
+    B.counted(12, w[:3], w[3:], 1, -2)
     B.surrogate_bisect(p.astype(np.float64), w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
     if kind == "i":
         mitm.solve(eng)  # half_states, combine

@@ -31,26 +31,32 @@ def _best_second(c: int, L1: np.ndarray, H1: np.ndarray, L2: np.ndarray, H2: np.
     return best
 
 
-def offset_bound(p: np.ndarray, w: np.ndarray, c: int) -> int | None:
+def counted_np(c: int, g1: np.ndarray, g2: np.ndarray, k1: int, k2: int) -> int:
+    """The counting bound over two groups of sorted weights (ascending) with offsets k1, k2; g1 empty: one group
+    (numpy; :func:`.kernels.counted_c` is the compiled twin)."""
+    L1, H1 = _prefix(g1)
+    L2, H2 = _prefix(g2)
+    n1 = np.flatnonzero(L1 <= c)
+    return int((_best_second(c, L1[n1], H1[n1], L2, H2, k2) + k1 * n1).max())
+
+
+def _prefix(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The weights of the n lightest and of the n heaviest items, n = 0..size."""
+    return np.concatenate([[0], np.cumsum(g)]), np.concatenate([[0], np.cumsum(g[::-1])])
+
+
+def offset_bound(p: np.ndarray, w: np.ndarray, c: int, counted=counted_np) -> int | None:
     """The counting bound above, or None when the values are not weights plus at most two offsets (or the sums
-    could pass int64: the caller runs Python integers there and skips this bound)."""
+    could pass int64: the caller runs Python integers there and skips this bound). ``counted``: the binding's
+    :func:`counted_np` (the weights are sorted here, in numpy)."""
     d = p - w
     lo, hi = int(d.min()), int(d.max())
     if max(abs(lo), abs(hi)) * w.size >= 2**61:
         return None
-    groups = [w] if lo == hi else [w[d == lo], w[d == hi]]
-    if lo != hi and groups[0].size + groups[1].size != w.size:
+    if lo == hi:
+        return counted(c, w[:0], np.sort(w), 0, lo)
+    low = d == lo
+    g1, g2 = w[low], w[d == hi]
+    if g1.size + g2.size != w.size:
         return None
-    offsets = [lo] if lo == hi else [lo, hi]
-    sums = []
-    for g in groups:
-        g = np.sort(g)
-        sums.append((np.concatenate([[0], np.cumsum(g)]), np.concatenate([[0], np.cumsum(g[::-1])])))
-    if len(groups) == 1:
-        L, H = sums[0]
-        zero = np.zeros(1, dtype=np.int64)
-        return int(_best_second(c, zero, zero, L, H, offsets[0]).max())
-    (L1, H1), (L2, H2) = sums
-    n1 = np.flatnonzero(L1 <= c)
-    best = _best_second(c, L1[n1], H1[n1], L2, H2, offsets[1]) + offsets[0] * n1
-    return int(best.max())
+    return counted(c, np.sort(g1), np.sort(g2), lo, hi)
