@@ -90,7 +90,7 @@ class Search:
         self.mitm_switch: int | None = None  # state updates at which a meet in the middle takes over (-1: never)
         if int(TW[0]) <= cap:  # everything fits (also: no items)
             self.value = self.pf + num(TS[0])
-            self.chosen = np.sort(np.concatenate([self.free, self.items]))
+            self.chosen = self._indices(None)
             return
         self.engine = Engine(
             p[self.items],
@@ -149,8 +149,14 @@ class Search:
         else:
             value, chosen = eng.z, selection(eng, eng.inc)
         self.value = self.pf + value
-        self.chosen = None if chosen is None else np.sort(np.concatenate([self.free, self.items[chosen]]))
+        self.chosen = None if chosen is None else self._indices(chosen)
         return True
+
+    def _indices(self, chosen: np.ndarray | None) -> np.ndarray:
+        """Ascending instance indices of the free items and of ``chosen`` (ascending indices into the items; None:
+        all of them): both lists ascend already, so only free items call for a merge."""
+        picked = self.items if chosen is None else self.items[chosen]
+        return np.sort(np.concatenate([self.free, picked])) if self.free.size else picked
 
     def projected_updates(self) -> int:
         """The state updates left if the list kept its size (see :meth:`.engine.Engine.projected_updates`)."""
@@ -168,7 +174,7 @@ class Search:
             return self.value, self.chosen
         eng = self.engine
         chosen = selection_or_none(eng, eng.inc)
-        sel = None if chosen is None else np.sort(np.concatenate([self.free, self.items[chosen]]))
+        sel = None if chosen is None else self._indices(chosen)
         return self.pf + eng.z, sel
 
 

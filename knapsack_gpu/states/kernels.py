@@ -257,6 +257,11 @@ def _sorted(idx, keys, w, order):
     """A stably sorted copy of the item indices ``idx``: insertion sorts of runs of 16, then bottom-up merges."""
     n = idx.shape[0]
     a = idx.copy()
+    t = 1
+    while t < n and not _first(a[t], a[t - 1], keys, w, order):
+        t += 1
+    if t >= n:  # in order already (a band of one key, in index order: a subset sum's)
+        return a
     for lo in range(0, n, 16):
         hi = min(lo + 16, n)
         for t in range(lo + 1, hi):

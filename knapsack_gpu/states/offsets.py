@@ -46,12 +46,14 @@ def _prefix(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def offset_bound(p: np.ndarray, w: np.ndarray, c: int, counted=counted_np) -> int | None:
-    """The counting bound above, or None when the values are not weights plus at most two offsets (or the sums
-    could pass int64: the caller runs Python integers there and skips this bound). ``counted``: the binding's
+    """The counting bound above, or None when the values are not weights plus at most two offsets, are the weights
+    themselves (or the sums could pass int64: the caller runs Python integers there and skips this bound). ``counted``: the binding's
     :func:`counted_np` (the weights are sorted here, in numpy)."""
     d = p - w
     lo, hi = int(d.min()), int(d.max())
     if max(abs(lo), abs(hi)) * w.size >= 2**61:
+        return None
+    if lo == hi == 0:  # a subset sum: at most c, which the LP bound gives already
         return None
     if lo == hi:
         return counted(c, w[:0], np.sort(w), 0, lo)
