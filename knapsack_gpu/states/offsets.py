@@ -47,8 +47,8 @@ def _prefix(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def offset_bound(p: np.ndarray, w: np.ndarray, c: int, counted=counted_np) -> int | None:
     """The counting bound above, or None when the values are not weights plus at most two offsets, are the weights
-    themselves (or the sums could pass int64: the caller runs Python integers there and skips this bound). ``counted``: the binding's
-    :func:`counted_np` (the weights are sorted here, in numpy)."""
+    themselves (or the sums could pass int64: the caller runs Python integers there and skips this bound).
+    ``counted``: the binding's :func:`counted_np` (the weights are sorted here, in numpy)."""
     d = p - w
     lo, hi = int(d.min()), int(d.max())
     if max(abs(lo), abs(hi)) * w.size >= 2**61:
