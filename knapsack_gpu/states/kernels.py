@@ -294,7 +294,7 @@ def _sorted(idx, keys, w, order):
 
 
 def _select(x, k):
-    """The k-th smallest of the floats x (0-based), by quickselect on a copy."""
+    """The k-th smallest of x (0-based), by quickselect on a copy."""
     a = x.copy()
     lo, hi = 0, a.shape[0] - 1
     while lo < hi:
@@ -831,7 +831,8 @@ def _chunk_size(s, SR, plen, m):
 
 def refill_np(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> None:
     """The next chunk of side s, nearest the break first: the pool is filtered by the Dembo-Hammer test at today's
-    gap, then the CHUNK items nearest the break (ties of key included: no item left outside can be nearer) are sorted
+    gap, then the CHUNK items nearest the break (ties of key included, or of (key, weight) where a key's ties would
+    more than double the chunk: see :func:`_tie_cut`; no item left outside can be nearer) are sorted
     by key, weight and exact ratio, and bundled. Vectorised (the python binding; :func:`refill_c` is the compiled
     binding's, in place)."""
     right = s == RIGHT
@@ -856,10 +857,13 @@ def refill_np(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, key
         return
     kk = keys[kept]
     if k < m:
-        if right:
-            sel = kk >= np.partition(kk, m - k)[m - k]
-        else:
-            sel = kk <= np.partition(kk, k - 1)[k - 1]
+        thr = np.partition(kk, m - k)[m - k] if right else np.partition(kk, k - 1)[k - 1]
+        near, tie = (kk > thr) if right else (kk < thr), kk == thr
+        sel = near | tie
+        nn, nt = int(near.sum()), int(tie.sum())
+        if nn + nt > 2 * k and _one_ratio(kept[tie], 0, nt, p, w, IR[INTEGRAL] == 1):  # as _tie_cut
+            wk = w[kept]
+            sel = near | (tie & (wk <= np.partition(wk[tie], k - nn - 1)[k - nn - 1]))
         chunk = kept[sel]
         rest = kept[~sel]
     else:
@@ -881,6 +885,33 @@ def _comes_first(a, b, keys, w, right) -> bool:
     if keys[a] != keys[b]:
         return keys[a] > keys[b] if right else keys[a] < keys[b]
     return w[a] < w[b]
+
+
+def _tie_cut(pool, m, keys, thr, right, k, p, w, integral):
+    """The heaviest weight a chunk of k takes among the pooled items whose key ties its threshold ``thr``: all of
+    them (LIM), unless the chunk would grow past 2k and they share one exact ratio (a subset sum's single key): then
+    only the k nearest in (key, weight) order, so that a side of one key is not sorted and bundled whole at once.
+    (:func:`refill_np` does the same in numpy.)"""
+    nearer, tied = 0, 0
+    for t in range(m):
+        kx = keys[pool[t]]
+        if kx == thr:
+            tied += 1
+        elif (kx > thr) if right else (kx < thr):
+            nearer += 1
+    if nearer + tied <= 2 * k:
+        return LIM
+    ti = np.empty(tied, dtype=np.int64)
+    tw = np.empty(tied, dtype=np.int64)
+    u = 0
+    for t in range(m):
+        if keys[pool[t]] == thr:
+            ti[u] = pool[t]
+            tw[u] = w[pool[t]]
+            u += 1
+    if not _one_ratio(ti, 0, tied, p, w, integral):
+        return LIM
+    return _select(tw, k - nearer - 1)
 
 
 def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> None:
@@ -909,10 +940,12 @@ def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys
         for t in range(m):
             kk[t] = keys[pool[t]]
         thr = _select(kk, m - k) if right else _select(kk, k - 1)
+        wcut = _tie_cut(pool, m, keys, thr, right, k, p, w, IR[INTEGRAL] == 1)
         r = 0
         for t in range(m):
             x = pool[t]
-            if (keys[x] >= thr) if right else (keys[x] <= thr):
+            kx = keys[x]
+            if ((kx > thr) if right else (kx < thr)) or (kx == thr and w[x] <= wcut):
                 chunk[nc] = x
                 nc += 1
             else:
