@@ -305,3 +305,33 @@ def test_the_surrogate_lp_sampled_band_and_its_misses(monkeypatch, spread):
             want = exact.lp_at_np(p, w, float(s), cap)
             assert got[0] == want[0] and got[3:] == want[3:], (family, s)
             assert np.allclose(got[1:3], want[1:3], rtol=1e-12), (family, s)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_pairing_searches_against_numpy(monkeypatch, family):
+    """The compiled pairing (batched branch-free searches over the list) finds the numpy twin's value, state, unit
+    and side, wherever the engine fires it on every class generator; lists of one, two and three states too."""
+    from knapsack_gpu.states import common, extras
+
+    seen = []
+    real = extras.pairing
+
+    def both(eng):
+        W, P, _ = eng.host_lists()
+        for size in sorted({1, 2, 3, W.size}):
+            got = eng.B.pair_c(W[:size], P[:size], *eng.arrays[:16])
+            want = extras._pairing_np(eng, eng.c, eng.num, W[:size], P[:size])
+            got = (got[0], got[1], got[2], got[3]) if got[1] >= 0 else None
+            assert got == want, (size, got, want)
+        seen.append(W.size)
+        real(eng)
+
+    monkeypatch.setattr(extras, "pairing", both)
+    monkeypatch.setattr(common, "PAIRING_STATES", 4)  # from short lists on, and more often
+    monkeypatch.setattr(common, "PAIRING_GROWTH", 2)
+    rng = np.random.default_rng(5)
+    for n, R in ((300, 10**4), (2000, 10**5)):
+        w, v, c = generate.FAMILIES[family](rng, n, R)
+        p, w = np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64)
+        _search(p, w, int(c), "compiled", budget=200_000)
+    assert seen

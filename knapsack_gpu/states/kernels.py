@@ -1011,6 +1011,29 @@ def next_unit(IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, 
     return -1, 0
 
 
+def _last_at_most(W, xs, at):
+    """at[i] = the last index of the ascending W with W <= xs[i] (-1: none), for every i: branch-free binary
+    searches, four at a time (each step waits on its load; four independent chains overlap)."""
+    S = W.shape[0]
+    m = xs.shape[0]
+    t = 0
+    while t < m:
+        x0, x1, x2, x3 = xs[t], xs[min(t + 1, m - 1)], xs[min(t + 2, m - 1)], xs[min(t + 3, m - 1)]
+        a0, a1, a2, a3 = 0, 0, 0, 0
+        n = S
+        while n > 1:
+            half = n >> 1
+            a0 = a0 + half if W[a0 + half] <= x0 else a0
+            a1 = a1 + half if W[a1 + half] <= x1 else a1
+            a2 = a2 + half if W[a2 + half] <= x2 else a2
+            a3 = a3 + half if W[a3 + half] <= x3 else a3
+            n -= half
+        for r, (a, x) in enumerate(((a0, x0), (a1, x1), (a2, x2), (a3, x3))):
+            if t + r < m:
+                at[t + r] = a if S > 0 and W[a] <= x else -1
+        t += 4
+
+
 def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d):
     """combo's pairing heuristic, compiled (:func:`.extras.pairing` is the numpy twin): over every unit outside the
     core that passes the fixing test, right of the break (added to the best state of weight <= c - w) then left of
@@ -1019,23 +1042,32 @@ def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, key
     c = IR[C]
     best = P[0] - P[0]
     bs, bu, bsign = -1, -1, 0
+    room = SR[RIGHT, BLEN] - SR[RIGHT, BPOS] + SR[RIGHT, PLEN] + SR[LEFT, BLEN] - SR[LEFT, BPOS] + SR[LEFT, PLEN]
+    units = np.empty(room, dtype=np.int64)
+    xs = np.empty(room, dtype=np.int64)
+    at = np.empty(room, dtype=np.int64)
     for sd in (RIGHT, LEFT):
         right = sd == RIGHT
         sign = 1 if right else -1
+        m = 0
         for part in range(2):
             lo = SR[sd, BPOS] if part == 0 else 0
             hi = SR[sd, BLEN] if part == 0 else SR[sd, PLEN]
             for t in range(lo, hi):
                 u = BUF[sd, t] if part == 0 else POOL[sd, t]
                 du = BUFD[sd, t] if part == 0 else d[u]
-                if not _admit(right, du, u, IR, VR, UP, UW):
-                    continue
-                at = np.searchsorted(W, c - sign * UW[u], side="right") - 1
-                if at < 0:
-                    continue
-                v = P[at] + sign * UP[u]
-                if bs < 0 or v > best:
-                    best, bs, bu, bsign = v, at, u, sign
+                if _admit(right, du, u, IR, VR, UP, UW):
+                    units[m] = u
+                    xs[m] = c - sign * UW[u]
+                    m += 1
+        _last_at_most(W, xs[:m], at)
+        for t in range(m):
+            if at[t] < 0:
+                continue
+            u = units[t]
+            v = P[at[t]] + sign * UP[u]
+            if bs < 0 or v > best:
+                best, bs, bu, bsign = v, at[t], u, sign
     return best, bs, bu, bsign
 
 
