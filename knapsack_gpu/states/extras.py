@@ -45,12 +45,11 @@ def _open(eng) -> tuple[np.ndarray, np.ndarray]:
     return items, left[~left_open]
 
 
-def divisibility(eng) -> None:
+def divisibility(eng, items: np.ndarray, fixed_in: np.ndarray) -> None:
     """Round the upper bound down to what the open items' values can reach (the engine applies the gcd of all the
-    values when it starts)."""
+    values when it starts); ``items``, ``fixed_in``: :func:`_open`'s."""
     if not eng.integral:
         return
-    items, fixed_in = _open(eng)
     g, base = _gcd(eng.p[items]), total(eng.p[fixed_in])
     if g > 1:
         ub = base + g * ((eng.ub - base) // g)
@@ -59,8 +58,9 @@ def divisibility(eng) -> None:
             eng.fired.add("divisibility")
 
 
-def gcd_capacity(eng) -> None:
-    items, fixed_in = _open(eng)
+def gcd_capacity(eng, items: np.ndarray, fixed_in: np.ndarray) -> bool:
+    """combo's capacity reduction by the gcd of the open items' weights (``items``, ``fixed_in``: :func:`_open`'s);
+    whether it lowered the capacity."""
     g = _gcd(eng.w[items])
     if g > 1:
         ws = total(eng.w[fixed_in])
@@ -68,6 +68,8 @@ def gcd_capacity(eng) -> None:
         if c < eng.c:
             eng.set_capacity(c)
             eng.fired.add("gcd")
+            return True
+    return False
 
 
 def most_items(w: np.ndarray, c: int) -> int:
@@ -149,7 +151,7 @@ def _pending(eng) -> list[tuple[str, int]]:
     done = eng.fired_once
     out = [("gcd", common.GCD_STATES)] if "gcd" not in done else []
     if eng.relax and "surrogate" not in done:
-        out.append(("surrogate", common.SURROGATE_STATES))
+        out.append(("surrogate", eng.next_surrogate))
     if not eng.big and "dominance" not in done:
         out.append(("dominance", common.DOMINANCE_STATES))
     return out + [("pairing", eng.next_pairing)]
@@ -168,10 +170,15 @@ def fire(eng) -> None:
     due = {name for name, at in _pending(eng) if size > at}
     eng.fired_once.update(due - {"pairing"})
     if "gcd" in due:
-        gcd_capacity(eng)
-        divisibility(eng)
+        items, fixed_in = _open(eng)
+        if gcd_capacity(eng, items, fixed_in):  # a smaller capacity narrows the gap: fewer items are open
+            items, fixed_in = _open(eng)
+        divisibility(eng, items, fixed_in)
     if "surrogate" in due:
         surrogate(eng)
+        if eng.surrogate_again:  # its exact solve ran out of updates: again once the list has grown
+            eng.fired_once.discard("surrogate")
+            eng.next_surrogate = size * common.SURROGATE_GROWTH
         eng.next_pairing = 0  # a tighter bound: look for a solution that meets it now
     if "dominance" in due:
         dominance(eng)

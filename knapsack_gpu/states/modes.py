@@ -116,6 +116,8 @@ def host(binding: str | None, p) -> Binding:
     machines without numba run the python binding."""
     from .. import jit
 
+    if binding == "compiled" and p.dtype != object:  # a caller's choice already (a sub-search, the engine)
+        return compiled()
     if binding == "python" or p.dtype == object or not jit.enabled():
         return python()
     if binding == "ready" and not jit.ready(p.dtype.kind):
