@@ -516,3 +516,14 @@ def test_meet_in_the_middle_stays_out_of_instances_the_engine_closes():
     p, w, c = instance("uncorrelated", 1600, 1000, 1000)
     st = check(p, w, c, textbook(w, p, c))
     assert "meet-in-the-middle" not in st.extras
+
+
+@pytest.mark.parametrize("family", ["strongly", "almost-strongly", "subset-sum", "uncorrelated"])
+def test_the_efficiency_order_matches_a_stable_sort(family):
+    """by_key (quicksort, then runs of equal keys put in index order) is the stable argsort of the keys, with ties
+    (strongly correlated, subset sums) and without."""
+    for seed, n in ((1, 1), (2, 2), (3, 300), (4, 3000)):
+        p, w, c = instance(family, seed, n, 100)
+        eng = Search(p, w, max(c, 1)).engine
+        if eng is not None:
+            assert np.array_equal(eng.by_key, np.argsort(-eng.keys, kind="stable"))

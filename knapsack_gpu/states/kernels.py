@@ -471,8 +471,8 @@ def lp_at_c(p, w, fs, cap, kk, band):
     """The greedy LP of float items (p, w + fs) at capacity cap, items of weight <= 0 taken first: (everything fits,
     value and weight of the items before the break item, its value and weight, how many items precede it; equal
     keys in index order). A sample of the keys guesses a band around the break; one branch-free pass sums the
-    items above it and collects the band, which alone is sorted; where the guess misses, a weighted quickselect
-    finds it (:func:`.exact.lp_at_np` is the numpy twin). ``kk``, ``band``: scratch of n entries."""
+    items above it and collects the band, within which a weighted quickselect finds the break (as it does over
+    every item where the guess misses) (:func:`.exact.lp_at_np` is the numpy twin). ``kk``, ``band``: scratch of n entries."""
     n = p.shape[0]
     tot, free, val = 0.0, 0.0, 0.0
     for i in range(n):
@@ -509,16 +509,17 @@ def lp_at_c(p, w, fs, cap, kk, band):
         wm += x * inband
         band[nb] = i
         nb += inband
-    if wa <= cap < wa + wm:  # the break is in the band, as hoped
-        order = band[:nb][np.argsort(-kk[band[:nb]], kind="mergesort")]
-        for t in range(nb - 1):
-            x = w[order[t]] + fs
-            if wa + x > cap:
-                return False, pa, wa, p[order[t]], x, na + t
-            pa += p[order[t]]
-            wa += x
-        i = order[nb - 1]
-        return False, pa, wa, p[i], w[i] + fs, na + nb - 1
+    if wa <= cap < wa + wm:  # the break is in the band, as hoped: select within it (in index order, as band is)
+        bk, bp, bw = np.empty(nb), np.empty(nb), np.empty(nb)
+        for t in range(nb):
+            i = band[t]
+            bk[t], bp[t], bw[t] = kk[i], p[i], w[i] + fs
+        idx, j = _quickselect(bk, bp, bw, cap, False, np.arange(nb), 0, nb, wa)
+        j = min(j, nb - 1)  # (only rounding could take it past the band)
+        for t in range(j):
+            pa += bp[idx[t]]
+            wa += bw[idx[t]]
+        return False, pa, wa, bp[idx[j]], bw[idx[j]], na + j
     ws = w + fs
     idx, j = _quickselect(kk, p, ws, cap, False, np.arange(n), 0, n, 0.0)
     j = min(j, n - 1)  # (only rounding could take it past the last item)
