@@ -472,7 +472,8 @@ def lp_at_c(p, w, fs, cap, kk, band):
     value and weight of the items before the break item, its value and weight, how many items precede it; equal
     keys in index order). A sample of the keys guesses a band around the break; one branch-free pass sums the
     items above it and collects the band, within which a weighted quickselect finds the break (as it does over
-    every item where the guess misses) (:func:`.exact.lp_at_np` is the numpy twin). ``kk``, ``band``: scratch of n entries."""
+    every item where the guess misses; :func:`.exact.lp_at_np` is the numpy twin). ``kk``, ``band``: scratch of n
+    entries."""
     n = p.shape[0]
     tot, free, val = 0.0, 0.0, 0.0
     for i in range(n):
