@@ -492,6 +492,8 @@ def test_offset_bound_needs_the_structure():
     assert offset_bound(np.array([5, 7, 9]), np.array([1, 2, 3]), 4) is None  # three offsets
     assert offset_bound(np.array([2, 3, 4]), np.array([1, 2, 3]), 4) is not None
     assert offset_bound(np.array([1, 2, 3]), np.array([1, 2, 3]), 4) is None  # a subset sum: the LP bound is c
+    big = np.array([2**40 + 9, 3, 2**40], dtype=np.int64)  # weights past int32 sort as int64
+    assert offset_bound(big + 5, big, 2**40 + 10) == 2**40 + 10 + 2 * 5  # two items: min(c, the two heaviest) + 2k
 
 
 @pytest.mark.parametrize("binding", ["compiled", "python"])

@@ -55,10 +55,16 @@ def offset_bound(p: np.ndarray, w: np.ndarray, c: int, counted=counted_np) -> in
         return None
     if lo == hi == 0:  # a subset sum: at most c, which the LP bound gives already
         return None
+    # int32 sorts in half the time of int64 (numpy's SIMD sort), where the weights fit
+    sort = _sort32 if int(w.max()) < 2**31 else np.sort
     if lo == hi:
-        return counted(c, w[:0], np.sort(w), 0, lo)
+        return counted(c, w[:0], sort(w), 0, lo)
     low = d == lo
     g1, g2 = w[low], w[d == hi]
     if g1.size + g2.size != w.size:
         return None
-    return counted(c, np.sort(g1), np.sort(g2), lo, hi)
+    return counted(c, sort(g1), sort(g2), lo, hi)
+
+
+def _sort32(a: np.ndarray) -> np.ndarray:
+    return np.sort(a.astype(np.int32)).astype(np.int64)
