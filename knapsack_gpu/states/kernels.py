@@ -860,14 +860,17 @@ def refill_np(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, key
     kk = keys[kept]
     if k < m:
         thr = np.partition(kk, m - k)[m - k] if right else np.partition(kk, k - 1)[k - 1]
-        near, tie = (kk > thr) if right else (kk < thr), kk == thr
-        sel = near | tie
-        nn, nt = int(near.sum()), int(tie.sum())
-        if nn + nt > 2 * k and _one_ratio(kept[tie], 0, nt, p, w, IR[INTEGRAL] == 1):  # as _tie_cut
-            wk = w[kept]
-            sel = near | (tie & (wk <= np.partition(wk[tie], k - nn - 1)[k - nn - 1]))
+        sel = (kk >= thr) if right else (kk <= thr)
         chunk = kept[sel]
         rest = kept[~sel]
+        if chunk.size > 2 * k:  # as refill_c with _tie_cut: the heavier ties go back, after the rest
+            tie = keys[chunk] == thr
+            nn, nt = int(chunk.size - tie.sum()), int(tie.sum())
+            if _one_ratio(chunk[tie], 0, nt, p, w, IR[INTEGRAL] == 1):
+                wc = w[chunk]
+                back = tie & (wc > np.partition(wc[tie], k - nn - 1)[k - nn - 1])
+                rest = np.concatenate([rest, chunk[back]])
+                chunk = chunk[~back]
     else:
         chunk = kept
         rest = kept[:0]
@@ -889,31 +892,25 @@ def _comes_first(a, b, keys, w, right) -> bool:
     return w[a] < w[b]
 
 
-def _tie_cut(pool, m, keys, thr, right, k, p, w, integral):
-    """The heaviest weight a chunk of k takes among the pooled items whose key ties its threshold ``thr``: all of
-    them (LIM), unless the chunk would grow past 2k and they share one exact ratio (a subset sum's single key): then
-    only the k nearest in (key, weight) order, so that a side of one key is not sorted and bundled whole at once.
-    (:func:`refill_np` does the same in numpy.)"""
-    nearer, tied = 0, 0
-    for t in range(m):
-        kx = keys[pool[t]]
-        if kx == thr:
-            tied += 1
-        elif (kx > thr) if right else (kx < thr):
-            nearer += 1
-    if nearer + tied <= 2 * k:
-        return LIM
+def _tie_cut(chunk, nc, keys, thr, k, p, w, integral):
+    """Where the items whose key ties a chunk's threshold ``thr`` more than doubled it (the caller checks): the
+    heaviest weight it keeps of them, so that it holds the k nearest in (key, weight) order; LIM (all of them) where
+    they differ in exact ratio. A subset sum's single key would otherwise have a side sorted and bundled whole at
+    once. (:func:`refill_np` does the same in numpy.)"""
+    tied = 0
+    for t in range(nc):
+        tied += keys[chunk[t]] == thr
     ti = np.empty(tied, dtype=np.int64)
     tw = np.empty(tied, dtype=np.int64)
     u = 0
-    for t in range(m):
-        if keys[pool[t]] == thr:
-            ti[u] = pool[t]
-            tw[u] = w[pool[t]]
+    for t in range(nc):
+        if keys[chunk[t]] == thr:
+            ti[u] = chunk[t]
+            tw[u] = w[chunk[t]]
             u += 1
     if not _one_ratio(ti, 0, tied, p, w, integral):
         return LIM
-    return _select(tw, k - nearer - 1)
+    return _select(tw, k - (nc - tied) - 1)
 
 
 def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> None:
@@ -942,17 +939,27 @@ def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys
         for t in range(m):
             kk[t] = keys[pool[t]]
         thr = _select(kk, m - k) if right else _select(kk, k - 1)
-        wcut = _tie_cut(pool, m, keys, thr, right, k, p, w, IR[INTEGRAL] == 1)
         r = 0
         for t in range(m):
             x = pool[t]
-            kx = keys[x]
-            if ((kx > thr) if right else (kx < thr)) or (kx == thr and w[x] <= wcut):
+            if (keys[x] >= thr) if right else (keys[x] <= thr):
                 chunk[nc] = x
                 nc += 1
             else:
                 pool[r] = x
                 r += 1
+        if nc > 2 * k:  # ties of the threshold's key more than doubled the chunk: the heavier ones go back
+            wcut = _tie_cut(chunk, nc, keys, thr, k, p, w, IR[INTEGRAL] == 1)
+            u = 0
+            for t in range(nc):
+                x = chunk[t]
+                if keys[x] == thr and w[x] > wcut:
+                    pool[r] = x
+                    r += 1
+                else:
+                    chunk[u] = x
+                    u += 1
+            nc = u
         SR[s, PLEN] = r
     else:
         chunk[:m] = pool[:m]
