@@ -179,29 +179,6 @@ def test_surrogate_bounds_are_upper_bounds(monkeypatch):
             assert all(ub >= opt for ub, _ in bounds)
 
 
-def test_a_surrogate_solve_that_runs_out_is_tried_again_and_stays_exact(monkeypatch):
-    """The surrogate's exact solve gets a share of the search's updates: with that share cut to a few, it runs out,
-    the engine tries again once the list has grown, and every answer stays the optimum."""
-    _force_extras(monkeypatch)
-    monkeypatch.setattr(common, "SURROGATE_MIN_UPDATES", 1)
-    monkeypatch.setattr(common, "SURROGATE_GROWTH", 2)
-    calls, again = [], []
-    real = relax.surrogate
-
-    def surrogate(eng):
-        real(eng)
-        calls.append(id(eng))
-        again.append(eng.surrogate_again)
-
-    monkeypatch.setattr(relax, "surrogate", surrogate)
-    for family in ("almost-strongly", "strongly", "circle"):
-        for seed in range(6):
-            p, w, c = instance(family, 900 + seed, 150, 2000)
-            check(p, w, c, textbook(w, p, c))
-    assert any(again), "some exact solve ran out of its share"
-    assert max(calls.count(e) for e in set(calls)) >= 2, "and was tried again in the same search"
-
-
 def test_pairing_heuristic(monkeypatch):
     _force_extras(monkeypatch)
     fired = 0

@@ -11,10 +11,6 @@ import numpy as np
 # again each time the list has grown PAIRING_GROWTH-fold (an O(n log S) search, cheap beside the steps it saves).
 GCD_STATES = 1000
 SURROGATE_STATES = 2000
-# The surrogate's exact solve gets twice the search's updates, at least SURROGATE_MIN_UPDATES; where it runs out, it
-# is tried again once the list has grown SURROGATE_GROWTH-fold (relax._case).
-SURROGATE_MIN_UPDATES = 20_000
-SURROGATE_GROWTH = 4
 # Dominance fixing (RECORD) only where the list still grows after the surrogate: on the classes it fires on (similar
 # weights) the surrogate closes the search anyway, and the fixing's O(n log n) and Python heap cost 0.3-3 ms there.
 DOMINANCE_STATES = 20000

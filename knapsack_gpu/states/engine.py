@@ -87,8 +87,6 @@ class Engine:
         self.fired: set[str] = set()  # extras that changed something
         self.fired_once: set[str] = set()  # extras tried
         self.next_pairing = common.PAIRING_STATES
-        self.next_surrogate = common.SURROGATE_STATES
-        self.surrogate_again = False  # see relax.surrogate
         self.budget: int | None = None  # state updates this run may reach (sub-searches get what is left)
         self._reported = 0
 

@@ -151,7 +151,7 @@ def _pending(eng) -> list[tuple[str, int]]:
     done = eng.fired_once
     out = [("gcd", common.GCD_STATES)] if "gcd" not in done else []
     if eng.relax and "surrogate" not in done:
-        out.append(("surrogate", eng.next_surrogate))
+        out.append(("surrogate", common.SURROGATE_STATES))
     if not eng.big and "dominance" not in done:
         out.append(("dominance", common.DOMINANCE_STATES))
     return out + [("pairing", eng.next_pairing)]
@@ -176,9 +176,6 @@ def fire(eng) -> None:
         divisibility(eng, items, fixed_in)
     if "surrogate" in due:
         surrogate(eng)
-        if eng.surrogate_again:  # its exact solve ran out of updates: again once the list has grown
-            eng.fired_once.discard("surrogate")
-            eng.next_surrogate = size * common.SURROGATE_GROWTH
         eng.next_pairing = 0  # a tighter bound: look for a solution that meets it now
     if "dominance" in due:
         dominance(eng)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import common, exact
+from . import exact
 from .exact import exact_total
 
 
@@ -76,11 +76,7 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
     rest = eng.by_key[ws[eng.by_key] > 0]
     ps = exact_total(p[forced])
     room = cs - exact_total(ws[forced])
-    # Its exact solve gets twice the updates the search has made (at least SURROGATE_MIN_UPDATES): where it does
-    # not close (circle) it would otherwise run to the search's whole budget; where it runs out, the engine tries
-    # again once the list has grown (extras.fire), with a larger share.
-    cap = max(common.SURROGATE_MIN_UPDATES, 2 * eng.stats.state_updates)
-    budget = cap if eng.budget is None else max(0, min(cap, eng.budget - eng.stats.state_updates))
+    budget = None if eng.budget is None else max(0, eng.budget - eng.stats.state_updates)
     try:
         value, sel = solve_items(
             p[rest],
@@ -98,7 +94,6 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
             progress=eng.progress,
         )
     except StatesOverflow:
-        eng.surrogate_again |= budget == cap  # stopped by its own cap, not the search's budget
         return u  # the LP bound of the surrogate still holds
     if sel is not None and forced.size + sel.size == card and ps + value > z:
         eng.improve(Incumbent(ps + value, selection=np.concatenate([forced, rest[sel]])))
@@ -106,9 +101,7 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
 
 
 def surrogate(eng) -> None:
-    """Tighten ``eng.ub`` (and maybe raise z) by the surrogate relaxation, where the cardinality limits allow;
-    ``eng.surrogate_again``: an exact solve ran out of its share of updates (worth another try later)."""
-    eng.surrogate_again = False
+    """Tighten ``eng.ub`` (and maybe raise z) by the surrogate relaxation, where the cardinality limits allow."""
     p, w, c, z = eng.p, eng.w, eng.c, eng.z
     b1 = int(eng.left_items.size)
     cw = np.cumsum(np.sort(w))
