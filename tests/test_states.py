@@ -143,9 +143,9 @@ def test_surrogate_relaxation_in_both_cardinality_directions(monkeypatch, family
     seen = {"at most": 0, "at least": 0}
     real_case = relax._case
 
-    def case(eng, lo, hi, card):
-        seen["at least" if lo < 0 else "at most"] += 1
-        return real_case(eng, lo, hi, card)
+    def case(eng, sign, card, items, fixed_in):
+        seen["at least" if sign < 0 else "at most"] += 1
+        return real_case(eng, sign, card, items, fixed_in)
 
     monkeypatch.setattr(relax, "_case", case)
     fired = 0
@@ -154,6 +154,46 @@ def test_surrogate_relaxation_in_both_cardinality_directions(monkeypatch, family
         st = check(p, w, c, textbook(w, p, c))
         fired += "surrogate" in st.extras
     assert seen[direction] >= 4 and fired >= 2
+
+
+def _best_by_count(p: np.ndarray, w: np.ndarray, c: int) -> np.ndarray:
+    """best[k]: the most a feasible set of exactly k items is worth (-1: none), by a DP over (count, weight)."""
+    n = p.size
+    f = np.full((n + 1, c + 1), -1, dtype=np.int64)
+    f[0, :] = 0
+    for pi, wi in zip(p.tolist(), w.tolist(), strict=True):
+        if wi <= c:
+            take = np.where(f[:-1, : c + 1 - wi] >= 0, f[:-1, : c + 1 - wi] + pi, -1)
+            f[1:, wi:] = np.maximum(f[1:, wi:], take)
+    return f[:, c]
+
+
+def test_each_surrogate_case_bounds_the_better_solutions_of_its_count(monkeypatch):
+    """Each case of the surrogate relaxation, over the items the Dembo-Hammer test leaves open only, against a DP by
+    count that sees every item: its bound is at least every solution better than z with at most (at least) that
+    many items. Cases where the test fixed items must occur, so that folding them in is what is checked."""
+    _force_extras(monkeypatch)
+    real_case = relax._case
+    seen = {"cases": 0, "fixed": 0}
+
+    def case(eng, sign, card, items, fixed_in):
+        z = eng.z
+        u = real_case(eng, sign, card, items, fixed_in)
+        best = _best_by_count(eng.p, eng.w, eng.c)
+        counts = np.arange(best.size)
+        better = best[(counts <= card) if sign > 0 else (counts >= card)]
+        better = better[better > z]
+        assert not better.size or u >= better.max(), (sign, card, u, better.max())
+        seen["cases"] += 1
+        seen["fixed"] += items.size < eng.n
+        return u
+
+    monkeypatch.setattr(relax, "_case", case)
+    for family in ("strongly", "inverse-strongly", "almost-strongly", "circle", "similar-weights"):
+        for seed in range(8):
+            p, w, c = instance(family, 900 + seed, 40, 300)
+            check(p, w, c, textbook(w, p, c))
+    assert seen["cases"] >= 10 and seen["fixed"] >= 3, seen
 
 
 def test_surrogate_bounds_are_upper_bounds(monkeypatch):

@@ -128,7 +128,7 @@ class Search:
                     return self._finish(None, None)
                 if budget is not None and budget <= look:
                     return False
-            m = int(mitm.open_items(eng)[0].size)
+            m = int(eng.open_items()[0].size)
             fits = mitm.fits(eng, m)
             self.mitm_switch = eng.stats.state_updates + mitm.SWITCH_UPDATES * mitm.half_size(m) if fits else -1
         switch = self.mitm_switch

@@ -231,6 +231,21 @@ class Engine:
         b = (self.c - self.wsum) - sg * uw.astype(object)
         return (a * self.wb + b * int(self.pb)) >= 0
 
+    def open_items(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the items a better solution may flip, the items fixed into the knapsack) at today's gap: every solution
+        better than z holds the others at their break-solution values."""
+        left, right = self.left_items, self.right_items
+        if self.d_fits:  # every item's test at once, in index order (no gathers of unit arrays)
+            inside = np.zeros(self.n, dtype=bool)
+            inside[left] = True
+            g = self.gap
+            flips = np.where(inside, self.d <= g, self.d >= -g)
+            flips[int(self.IR[K.BRK])] = True
+            return np.flatnonzero(flips), np.flatnonzero(inside & ~flips)
+        left_open = self.admitted(K.LEFT, left)
+        items = np.concatenate([left[left_open], [int(self.IR[K.BRK])], right[self.admitted(K.RIGHT, right)]])
+        return items.astype(np.int64), left[~left_open]
+
     def drop(self, side: int, items: np.ndarray) -> None:
         """Fix the plain items ``items`` (not handed out yet) at their side's value: they never enter the core."""
         if not items.size:

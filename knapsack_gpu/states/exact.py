@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels import lp_fits
+
 EXACT_DOUBLE = 2**53
 SAFE_PRODUCT = 2**62  # two products below this add up without wrapping int64
 # float64 screening: |fl(a*x + b*y) - (a*x + b*y)| <= 4.01 * 2**-53 * (|a*x| + |b*y|); 2**-50 leaves room.
@@ -152,19 +154,20 @@ def break_order(keys, p, w, cap, integral):
     return order, int(np.searchsorted(cw, cap, side="right"))
 
 
-def lp_at_np(p, w, fs, cap, kk=None, band=None):
+def lp_at_np(p, w, psum, wsum, fs, cap, kk=None, band=None):
     """:func:`.kernels.lp_at_c` by a full sort (the python binding): the greedy LP of float items (p, w + fs) at
     capacity cap, items of weight <= 0 first: (everything fits, value and weight of the items before the break item,
-    its value and weight, how many precede it)."""
+    its value and weight, how many precede it, the break item)."""
+    if lp_fits(p.size, wsum, fs, cap):
+        return True, float(psum), 0.0, 0.0, 1.0, p.size, -1
     x = w + fs
     pos = x > 0
-    if float(x[pos].sum()) * (1.0 - 1e-9) + float(x[~pos].sum()) <= cap:
-        return True, float(p.sum()), 0.0, 0.0, 1.0, p.size
     keys = np.where(pos, p / np.where(pos, x, 1.0), np.inf)
     order = np.argsort(-keys, kind="stable")
     j = min(int(np.argmax(np.cumsum(x[order]) > cap)), order.size - 1)
     before = order[:j]
-    return False, float(p[before].sum()), float(x[before].sum()), float(p[order[j]]), float(x[order[j]]), j
+    b = int(order[j])
+    return False, float(p[before].sum()), float(x[before].sum()), float(p[b]), float(x[b]), j, b
 
 
 def setup_np(keys, p, w, c, integral):

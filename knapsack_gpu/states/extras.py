@@ -36,18 +36,9 @@ def _gcd(a: np.ndarray) -> int:
     return int(np.gcd.reduce(a))
 
 
-def _open(eng) -> tuple[np.ndarray, np.ndarray]:
-    """(items that may still flip, items fixed into the knapsack) at the current gap."""
-    left, right = eng.left_items, eng.right_items
-    left_open = eng.admitted(K.LEFT, left)
-    right_open = eng.admitted(K.RIGHT, right)
-    items = np.concatenate([left[left_open], [int(eng.IR[K.BRK])], right[right_open]]).astype(np.int64)
-    return items, left[~left_open]
-
-
 def divisibility(eng, items: np.ndarray, fixed_in: np.ndarray) -> None:
     """Round the upper bound down to what the open items' values can reach (the engine applies the gcd of all the
-    values when it starts); ``items``, ``fixed_in``: :func:`_open`'s."""
+    values when it starts); ``items``, ``fixed_in``: ``eng.open_items()``."""
     if not eng.integral:
         return
     g, base = _gcd(eng.p[items]), total(eng.p[fixed_in])
@@ -59,7 +50,7 @@ def divisibility(eng, items: np.ndarray, fixed_in: np.ndarray) -> None:
 
 
 def gcd_capacity(eng, items: np.ndarray, fixed_in: np.ndarray) -> bool:
-    """combo's capacity reduction by the gcd of the open items' weights (``items``, ``fixed_in``: :func:`_open`'s);
+    """combo's capacity reduction by the gcd of the open items' weights (``items``, ``fixed_in``: ``eng.open_items()``);
     whether it lowered the capacity."""
     g = _gcd(eng.w[items])
     if g > 1:
@@ -170,9 +161,9 @@ def fire(eng) -> None:
     due = {name for name, at in _pending(eng) if size > at}
     eng.fired_once.update(due - {"pairing"})
     if "gcd" in due:
-        items, fixed_in = _open(eng)
+        items, fixed_in = eng.open_items()
         if gcd_capacity(eng, items, fixed_in):  # a smaller capacity narrows the gap: fewer items are open
-            items, fixed_in = _open(eng)
+            items, fixed_in = eng.open_items()
         divisibility(eng, items, fixed_in)
     if "surrogate" in due:
         surrogate(eng)

@@ -440,17 +440,19 @@ def _quickselect(keys, p, w, cap, integral, idx, lo, hi, acc):
 def surrogate_bisect(p, w, c, lo, hi, card, start):
     """combo's ``surbin`` for the surrogate relaxation (:mod:`.relax`): binary search over integer multipliers s in
     [lo, hi] for the least LP bound of items (p, w + s) at capacity c + s * card; the sign of the bound's slope in s,
-    estimated with the break item kept, picks the half to go on with. Returns the best s (0 when none beats
-    ``start``). Only the choice of s comes from here, so float64 arithmetic (``p``, ``w`` as float64, no overflow
-    whatever the multiplier) serves: the caller bounds with that s in exact integers."""
+    estimated with the break item kept, picks the half to go on with. Returns the best s and the break item of its LP
+    (0, -1 when none beats ``start``; -1: everything fits). Only the choice of s and of the slope the bound is taken
+    at come from here, so float64 arithmetic (``p``, ``w`` as float64, no overflow whatever the multiplier) serves:
+    the caller bounds in exact integers."""
     n = p.shape[0]
     kk = np.empty(n, dtype=np.float64)  # scratch for lp_at
     band = np.empty(n, dtype=np.int64)
-    best_s, best_u = 0, start
+    psum, wsum = p.sum(), w.sum()
+    best_s, best_b, best_u = 0, -1, start
     while lo <= hi:
         s = (lo + hi) // 2
         cap = max(0.0, c + float(s) * card)
-        fits, before_p, before_w, pb, wb, j = lp_at(p, w, float(s), cap, kk, band)
+        fits, before_p, before_w, pb, wb, j, b = lp_at(p, w, psum, wsum, float(s), cap, kk, band)
         if fits:
             ua = before_p
             grad = -1.0  # everything fits: a larger s only adds capacity where it is not needed
@@ -459,35 +461,29 @@ def surrogate_bisect(p, w, c, lo, hi, card, start):
             ua = before_p + room * pb / wb
             grad = before_p + (room + card - j) * pb / (wb + 1) - ua
         if ua < best_u:
-            best_s, best_u = s, ua
+            best_s, best_b, best_u = s, b, ua
         if grad > 0:
             hi = s - 1
         else:
             lo = s + 1
-    return best_s
+    return best_s, best_b
 
 
-def lp_at_c(p, w, fs, cap, kk, band):
+def lp_at_c(p, w, psum, wsum, fs, cap, kk, band):
     """The greedy LP of float items (p, w + fs) at capacity cap, items of weight <= 0 taken first: (everything fits,
-    value and weight of the items before the break item, its value and weight, how many items precede it; equal
-    keys in index order). A sample of the keys guesses a band around the break; one branch-free pass sums the
-    items above it and collects the band, within which a weighted quickselect finds the break (as it does over
-    every item where the guess misses; :func:`.exact.lp_at_np` is the numpy twin). ``kk``, ``band``: scratch of n
-    entries."""
+    value and weight of the items before the break item, its value and weight, how many items precede it, the break
+    item; equal keys in index order). ``psum``, ``wsum``: the sums of p and w (everything fits where
+    wsum + n * fs does, up to rounding). A sample of the keys (n / 16 of them, 32 to SAMPLE: its sort is most of a
+    call's cost on a few hundred items) guesses a band around the break; one branch-free pass sums the items above it
+    and collects the band, within which a weighted quickselect finds the break (as it does over every item where the
+    guess misses; :func:`.exact.lp_at_np` is the numpy twin). ``kk``, ``band``: scratch of n entries."""
     n = p.shape[0]
-    tot, free, val = 0.0, 0.0, 0.0
-    for i in range(n):
+    if lp_fits(n, wsum, fs, cap):
+        return True, psum, 0.0, 0.0, 1.0, n, -1
+    for i in range(n):  # no sums here: the loop vectorises
         x = w[i] + fs
-        val += p[i]
-        if x > 0:
-            kk[i] = p[i] / x
-            tot += x
-        else:
-            kk[i] = np.inf
-            free += x
-    if tot * (1.0 - 1e-9) + free <= cap:  # the margin: every order of summing passes cap where this does not
-        return True, val, 0.0, 0.0, 1.0, n
-    step = max(1, n // SAMPLE)
+        kk[i] = p[i] / x if x > 0 else np.inf
+    step = max(1, n // min(SAMPLE, max(SAMPLE // 8, n // 16)))
     ns = (n + step - 1) // step
     sk = kk[::step].copy()
     o = np.argsort(-sk)
@@ -520,12 +516,18 @@ def lp_at_c(p, w, fs, cap, kk, band):
         for t in range(j):
             pa += bp[idx[t]]
             wa += bw[idx[t]]
-        return False, pa, wa, bp[idx[j]], bw[idx[j]], na + j
+        return False, pa, wa, bp[idx[j]], bw[idx[j]], na + j, band[idx[j]]
     ws = w + fs
     idx, j = _quickselect(kk, p, ws, cap, False, np.arange(n), 0, n, 0.0)
     j = min(j, n - 1)  # (only rounding could take it past the last item)
     before = idx[:j]
-    return False, p[before].sum(), ws[before].sum(), p[idx[j]], ws[idx[j]], j
+    return False, p[before].sum(), ws[before].sum(), p[idx[j]], ws[idx[j]], j, idx[j]
+
+
+def lp_fits(n, wsum, fs, cap) -> bool:
+    """Whether every item of the surrogate's LP fits: sum(w) + n * fs <= cap, less a margin (1e-9 of a bound on
+    sum |w + fs|) past the rounding of any order of summing, so that where this says no, the greedy finds a break."""
+    return wsum + n * fs - 1e-9 * (abs(wsum) + n * abs(fs)) <= cap
 
 
 def _gcd(a, b):

@@ -27,14 +27,6 @@ SWITCH_UPDATES = 5
 LOOK_UPDATES = 200_000
 
 
-def open_items(eng) -> tuple[np.ndarray, np.ndarray]:
-    """(the engine's items a better solution may flip, the items fixed into the knapsack) at today's gap."""
-    left, right = eng.left_items, eng.right_items
-    left_open = eng.admitted(K.LEFT, left)
-    items = np.concatenate([left[left_open], [int(eng.IR[K.BRK])], right[eng.admitted(K.RIGHT, right)]])
-    return items.astype(np.int64), left[~left_open]
-
-
 def half_size(m: int) -> int:
     """States of the larger half list of m items, at most (before dominance and the capacity thin them)."""
     return 1 << ((m + 1) // 2)
@@ -54,7 +46,7 @@ def solve(eng):
     optimal: (value, the engine's item indices). The engine's own binding runs the halves (compiled, or numpy for
     Python integers); its list is released first."""
     eng.release()
-    items, fixed_in = open_items(eng)
+    items, fixed_in = eng.open_items()
     p, w, B = eng.p, eng.w, eng.B
     base_p = sum(p[fixed_in].tolist()) if fixed_in.size else 0
     cap = eng.c - (sum(w[fixed_in].tolist()) if fixed_in.size else 0)

@@ -21,32 +21,21 @@ from . import exact
 from .exact import exact_total
 
 
-def _break_item(eng, p: np.ndarray, w: np.ndarray, c: int) -> int | None:
-    """The break item of the greedy LP of items (p, w) at capacity c, in the exact efficiency order (found in the
-    engine's binding); items with w <= 0 are always taken. None: everything fits."""
-    free = w <= 0
-    cap = c - exact_total(w[free])
-    rest = np.flatnonzero(~free)
-    pr, wr = p[rest], w[rest]
-    if exact_total(wr) <= cap:
-        return None
-    order, j = eng.B.break_order(exact.keys(pr, wr), pr, wr, cap, eng.integral)
-    return int(rest[order[j]])
-
-
-def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int | None) -> int:
-    """floor of the Lagrangian bound at the slope of item b: w_b U = p_b c + sum_j max(0, p_j w_b - p_b w_j)."""
-    if b is None:
+def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int) -> int:
+    """floor of the Lagrangian bound at the slope of item b: w_b U = p_b c + sum_j max(0, p_j w_b - p_b w_j);
+    b < 0: every item fits."""
+    if b < 0:
         return exact_total(p[p > 0])
     pb, wb = int(p[b]), int(w[b])
     d = exact.reduced_costs(p, w, pb, wb)
     return (pb * c + exact_total(d[d > 0])) // wb
 
 
-def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start: float) -> int:
-    """The multiplier s in [lo, hi] whose LP bound is least (0 when none beats ``start``):
-    :func:`.kernels.surrogate_bisect` on float64 copies, compiled wherever this process has the compiled kernels
-    (whatever binding the engine's list is in: Python integers or a device list make no difference to floats)."""
+def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start) -> tuple[int, int]:
+    """The multiplier s in [lo, hi] whose LP bound is least and the break item of that LP (0, -1 when none beats
+    ``start``): :func:`.kernels.surrogate_bisect` on float64 copies, compiled wherever this process has the compiled
+    kernels (whatever binding the engine's list is in: Python integers or a device list make no difference to
+    floats)."""
     from .. import jit
     from . import modes
 
@@ -54,27 +43,41 @@ def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start: float) -> int
     if not B.compiled and jit.enabled() and (jit.ready("i") or jit.ready("f")):
         B = modes.compiled()
     pf, wf = p.astype(np.float64), w.astype(np.float64)
-    return int(B.surrogate_bisect(pf, wf, float(c), int(lo), int(hi), int(card), float(start)))
+    s, b = B.surrogate_bisect(pf, wf, float(c), int(lo), int(hi), int(card), float(start))
+    return int(s), int(b)
 
 
-def _case(eng, lo: int, hi: int, card: int) -> int:
-    """An upper bound on the solutions better than z holding <= card items (multipliers s in [0, hi]) or >= card
-    items (s in [lo, 0])."""
+def _case(eng, sign: int, card: int, items: np.ndarray, fixed_in: np.ndarray):
+    """An upper bound on the solutions better than z holding <= card items (sign 1: multipliers s in [0, max w]) or
+    >= card items (sign -1: s in [-max w, 0]); z where there is none. Only the open ``items`` take part: every better
+    solution holds the items the Dembo-Hammer test fixed at their break-solution values (``fixed_in``: those at 1)."""
     from . import solve_items
     from .common import Incumbent, StatesOverflow
 
-    p, w, c, z = eng.p, eng.w, eng.c, eng.z
-    s = _search(eng, p, w, c, lo, hi, card, float(eng.ub))
-    cs = max(0, c + s * card)
+    p, w, z = eng.p[items], eng.w[items], eng.z
+    p1 = exact_total(eng.p[fixed_in])
+    c = eng.c - exact_total(eng.w[fixed_in])
+    k = card - int(fixed_in.size)  # what the open items may hold
+    if c < 0 or k < 0 or (sign < 0 and k > items.size):
+        return z
+    top = int(w.max())
+    s, b = _search(eng, p, w, c, 0 if sign > 0 else -top, top if sign > 0 else 0, k, eng.ub - p1)
+    if s == 0:
+        return eng.ub  # no multiplier beat the bound the search has
+    cs = max(0, c + s * k)
     ws = w + s
-    u = exact_bound(p, ws, cs, _break_item(eng, p, ws, cs))
-    if u <= z or s == 0:
+    u = p1 + exact_bound(p, ws, cs, b)
+    if u <= z:
         return u
-    forced = np.flatnonzero(ws <= 0)
     # In the original efficiency order: the surrogate's ties (v = w + k makes every surrogate efficiency 1) then
     # break the way the original order does, so its break solution and search stay near the original's cardinality.
-    rest = eng.by_key[ws[eng.by_key] > 0]
-    ps = exact_total(p[forced])
+    where = np.full(eng.n, -1, dtype=np.int64)
+    where[items] = np.arange(items.size)
+    order = where[eng.by_key]
+    order = order[order >= 0]
+    forced = np.flatnonzero(ws <= 0)
+    rest = order[ws[order] > 0]
+    ps = p1 + exact_total(p[forced])
     room = cs - exact_total(ws[forced])
     budget = None if eng.budget is None else max(0, eng.budget - eng.stats.state_updates)
     try:
@@ -95,28 +98,36 @@ def _case(eng, lo: int, hi: int, card: int) -> int:
         )
     except StatesOverflow:
         return u  # the LP bound of the surrogate still holds
-    if sel is not None and forced.size + sel.size == card and ps + value > z:
-        eng.improve(Incumbent(ps + value, selection=np.concatenate([forced, rest[sel]])))
+    if sel is not None and forced.size + sel.size == k and ps + value > z:
+        chosen = np.concatenate([fixed_in, items[forced], items[rest[sel]]])
+        eng.improve(Incumbent(ps + value, selection=chosen))
     return ps + value
 
 
 def surrogate(eng) -> None:
     """Tighten ``eng.ub`` (and maybe raise z) by the surrogate relaxation, where the cardinality limits allow."""
+    from .extras import most_items
+
     p, w, c, z = eng.p, eng.w, eng.c, eng.z
     b1 = int(eng.left_items.size)
-    cw = np.cumsum(np.sort(w))
-    card1 = int(np.searchsorted(cw, c, side="right"))  # at most this many items fit
+    card1 = most_items(w, c)  # at most this many items fit
     cp = np.cumsum(np.sort(p)[::-1])
     card2 = int(np.searchsorted(cp, z, side="right")) + 1  # a better solution needs at least this many
-    top = int(w.max())
     if card2 == b1 + 1:
-        u = max(_case(eng, -top, 0, b1 + 1), z)
+        cases = [(-1, b1 + 1)]
     elif card1 == b1:
-        u = _case(eng, 0, top, b1)
+        cases = [(1, b1)]
     elif card1 == b1 + 1 or card2 == b1:
-        u = max(_case(eng, -top, 0, b1 + 1), _case(eng, 0, top, b1))
+        cases = [(-1, b1 + 1), (1, b1)]
     else:
         return
+    u, z_open = None, None
+    for sign, card in cases:
+        if eng.z != z_open:  # (a first case may raise z: the gap narrows, more items are fixed)
+            (items, fixed_in), z_open = eng.open_items(), eng.z
+        u_case = _case(eng, sign, card, items, fixed_in)
+        u = u_case if u is None else max(u, u_case)
+    u = max(u, eng.z)  # (a bound on better solutions: where there are none, z is optimal)
     if u < eng.ub:
         eng.ub = u
         eng.fired.add("surrogate")
