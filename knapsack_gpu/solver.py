@@ -414,7 +414,8 @@ def _looks_grouped(inst: Instance) -> bool:
 def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) -> np.ndarray | None:
     """Groups of near-identical heavy items plus light items (Jooken's class: :mod:`knapsack_gpu.grouped`): the
     grouped solver's selection under the planner's work limits, or None where the items show no such groups or it
-    gives up (the other plans follow). ``forced`` (strategy "grouped"): a ValueError instead of None."""
+    gives up (the other plans follow). ``forced`` (strategy "grouped"): a ValueError instead of None; otherwise the
+    caller has sampled the items for groups already (:func:`_looks_grouped`)."""
     from . import grouped, jit
 
     w, v, cap = inst.weights, inst.values, inst.capacity
@@ -423,7 +424,7 @@ def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) ->
         why = "the grouped solver needs numba"
     elif not inst.integral:
         why = "the grouped solver takes whole-number values only"
-    elif not grouped.looks_grouped(w, v, cap) or (groups := grouped.detect(w, v, cap)) is None:
+    elif (forced and not grouped.looks_grouped(w, v, cap)) or (groups := grouped.detect(w, v, cap)) is None:
         why = "no groups of near-identical heavy items"
     else:
         gst = grouped.GroupedStats()
