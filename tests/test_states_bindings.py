@@ -336,3 +336,22 @@ def test_the_pairing_searches_against_numpy(monkeypatch, family):
         p, w = np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64)
         _search(p, w, int(c), "compiled", budget=200_000)
     assert seen
+
+
+@pytest.mark.parametrize("top", [2**30, 2**40])
+def test_keys_that_round_together_break_by_exact_ratio(C, top):
+    """(top + k + 1) / (top + k) for k < 300 differ by less than a double's ulp: many items share one float key,
+    and only the exact ratio (smaller k first) orders them. The compiled break item, with its int64 cross products
+    below 2**31 and 128-bit ones above, is the one exact fractions give, wherever the capacity puts the break."""
+    rng = np.random.default_rng(top % 97)
+    k = rng.permutation(300).astype(np.int64)
+    w = top + k
+    p = w + 1
+    keys = exact.keys(p, w)
+    assert np.unique(keys).size < k.size // 4  # the floats do tie
+    by_ratio = np.argsort(k)  # the exact efficiency order
+    for m in (1, 37, 150, 299):
+        c = int(w[by_ratio[:m]].sum()) + int(w.min()) // 2
+        order, j = C.break_order(keys, p, w, c, True)
+        assert j == m and order[j] == by_ratio[m], (m, j)
+        assert np.array_equal(np.sort(order[:j]), np.sort(by_ratio[:m]))

@@ -328,8 +328,14 @@ def _one_ratio(idx, lo, hi, p, w, integral) -> bool:
     """Whether the items idx[lo:hi] (equal keys) have one exact ratio (then the order among them is by index)."""
     if integral:
         a = idx[lo]
+        pa, wa = p[a], w[a]
+        small = pa < 2**31 and wa < 2**31
         for t in range(lo + 1, hi):
-            if ratio_cmp(p[a], w[a], p[idx[t]], w[idx[t]]) != 0:
+            i = idx[t]
+            if small and p[i] < 2**31 and w[i] < 2**31:  # the cross products fit int64: no 128-bit products
+                if p[i] * wa != w[i] * pa:
+                    return False
+            elif ratio_cmp(pa, wa, p[i], w[i]) != 0:
                 return False
     return True
 
