@@ -307,6 +307,9 @@ def test_the_targets_summary_counts_what_the_issue_asks():
     ]
     text = report.targets(rows)
     assert "3 instances both got right" in text and "median 0.2 " in text  # ratios 0.05, 0.2, 5
+    assert "issue 23, the 3 kplib and class instances" in text and "median combo/ours 0.2 " in text
+    assert "over 3x combo's time on 2 (strongly-n1000-R1e4-s1, circle-n10000-R1e5-s1)" in text
+    assert "10 ms or more, ours took longer on 1 (circle-n10000-R1e5-s1)" in text
     assert (
         "over 10x combo's time on 1" in text
         and "of the 1 where combo took 0.1 s or more, ours took longer on 1" in text
