@@ -537,12 +537,26 @@ def test_meet_in_the_middle_stays_out_of_instances_the_engine_closes():
     assert "meet-in-the-middle" not in st.extras
 
 
-@pytest.mark.parametrize("family", ["strongly", "almost-strongly", "subset-sum", "uncorrelated"])
-def test_the_efficiency_order_matches_a_stable_sort(family):
-    """by_key (quicksort, then runs of equal keys put in index order) is the stable argsort of the keys, with ties
-    (strongly correlated, subset sums) and without."""
-    for seed, n in ((1, 1), (2, 2), (3, 300), (4, 3000)):
-        p, w, c = instance(family, seed, n, 100)
-        eng = Search(p, w, max(c, 1)).engine
-        if eng is not None:
-            assert np.array_equal(eng.by_key, np.argsort(-eng.keys, kind="stable"))
+@pytest.mark.parametrize("s", [1, 3, 50, -1, -7])
+def test_the_surrogates_ties_follow_the_original_efficiency_order(s):
+    """relax.tie_order: among items of one exact surrogate ratio p / (w + s), the positions follow the original
+    efficiency p / w descending (exact fractions), the order a stable sort of every item by efficiency gives."""
+    from fractions import Fraction
+
+    from knapsack_gpu.states.relax import tie_order
+
+    rng = np.random.default_rng(100 + s)
+    a, b = rng.integers(1, 4, 600), rng.integers(1, 3, 600)  # ratios a / b, a handful of them
+    m = rng.integers(1, 200, 600)
+    p, t = a * m, b * m  # p / t = a / b exactly; t = w + s
+    w = t - s
+    keep = w > 0
+    p, w = p[keep], w[keep]
+    pos = np.empty(p.size, dtype=np.int64)
+    pos[tie_order(p, s)] = np.arange(p.size)
+    runs = {}
+    for i in np.argsort(pos):
+        runs.setdefault(Fraction(int(p[i]), int(w[i]) + s), []).append(Fraction(int(p[i]), int(w[i])))
+    assert len(runs) >= 5 and max(len(r) for r in runs.values()) > 50
+    for eff in runs.values():
+        assert all(x >= y for x, y in zip(eff[:-1], eff[1:], strict=True)), "a surrogate tie out of efficiency order"

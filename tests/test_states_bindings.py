@@ -355,3 +355,38 @@ def test_keys_that_round_together_break_by_exact_ratio(C, top):
         order, j = C.break_order(keys, p, w, c, True)
         assert j == m and order[j] == by_ratio[m], (m, j)
         assert np.array_equal(np.sort(order[:j]), np.sort(by_ratio[:m]))
+
+
+@settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.integers(0, 2**40), max_size=300).map(lambda xs: np.array(xs, dtype=np.int64)),
+    st.integers(-5, 2**48),
+    st.booleans(),
+)
+def test_counting_the_smallest_that_fit_against_a_sort(C, x, cap, copies):
+    """count_within (a quickselect with sums) against the sort and prefix sums of the python binding and a loop:
+    many copies of few values exercise the pivot's ties, where the count ends among them."""
+    if copies and x.size:
+        x = np.repeat(x[:5], 60)[: x.size * 3]
+    cap = min(cap, int(x.sum()) + 3) if x.size and cap > 50 else cap
+    acc, want = 0, 0
+    for v in sorted(x.tolist()):
+        if acc + v > cap:
+            break
+        acc, want = acc + v, want + 1
+    assert C.count_within(x, cap) == exact.count_within_np(x, cap) == want
+
+
+@pytest.mark.parametrize("family", ["almost-strongly", "strongly", "uncorrelated", "subset-sum"])
+def test_the_surrogates_item_counts_against_sorts(family):
+    """most_items / fewest_items (selections) against sorted prefix sums: the most items that fit, and the fewest
+    whose values beat z, for z at every prefix sum of the values and one below it."""
+    from knapsack_gpu.states.extras import fewest_items, most_items
+
+    for seed in range(6):
+        p, w, c = generate.FAMILIES[family](np.random.default_rng(seed), 400, R=1000, fraction=0.5)
+        eng = Search(p.astype(np.int64), w.astype(np.int64), c, binding="compiled").engine
+        assert most_items(eng) == int(np.searchsorted(np.cumsum(np.sort(eng.w)), eng.c, side="right"))
+        top = np.cumsum(np.sort(eng.p)[::-1])
+        for z in [0, *top[::37].tolist(), *(top[::37] - 1).tolist(), int(top[-1]), int(top[-1]) + 5]:
+            assert fewest_items(eng, z) == int(np.searchsorted(top, z, side="right")) + 1

@@ -18,8 +18,6 @@ the selection from them.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .. import jit
@@ -196,18 +194,6 @@ class Engine:
         """(values, weights, reduced costs) of units ``us``."""
         UP, UW, UD = self.arrays[6], self.arrays[7], self.arrays[8]
         return UP[us], UW[us], UD[us]
-
-    @functools.cached_property
-    def by_key(self) -> np.ndarray:
-        """The items in efficiency order (key descending, index on ties): sorted once, when an extra asks. numpy's
-        quicksort, then each run of equal keys put in index order (a stable argsort of floats is 6x slower)."""
-        order = np.argsort(-self.keys)
-        k = self.keys[order]
-        if self.n < 2 or (k[1:] != k[:-1]).all():
-            return order
-        run = np.zeros(self.n, dtype=np.int64)
-        np.cumsum(k[1:] != k[:-1], out=run[1:])
-        return np.sort(run * self.n + order) % self.n
 
     def bundled(self) -> int:
         """Items that are members of a bundle."""

@@ -199,6 +199,11 @@ def setup_np(keys, p, w, c, integral):
     return order, j, wsum, VS, d, fits, g, two, first
 
 
+def count_within_np(x, cap):
+    """:func:`.kernels.count_within_c` by a sort (the python binding; any integers, Python ones included)."""
+    return int(np.searchsorted(np.cumsum(np.sort(x)), cap, side="right"))
+
+
 def items_np(p, w, c, integral):
     """:func:`.kernels.items_c` in numpy (exact totals for whole numbers, the flag ``big`` where they reach 2**62)."""
     positive = p > 0

@@ -63,9 +63,19 @@ def gcd_capacity(eng, items: np.ndarray, fixed_in: np.ndarray) -> bool:
     return False
 
 
-def most_items(w: np.ndarray, c: int) -> int:
-    """The most items any solution of capacity c holds: the lightest ones, as many as fit."""
-    return int(np.searchsorted(np.cumsum(np.sort(w)), c, side="right"))
+def most_items(eng) -> int:
+    """The most items any solution holds: the lightest ones, as many as fit (a selection, not a sort)."""
+    return int(eng.B.count_within(eng.w, eng.c))
+
+
+def fewest_items(eng, z) -> int:
+    """The fewest items a solution worth more than z holds: the most valuable ones, as few as beat z (n + 1 where
+    all of them do not). The k most valuable are worth at most z iff the n - k least valuable are worth at least
+    total - z, so this is n minus the most of the least valuable that stay below total - z."""
+    t = total(eng.p)
+    if z >= t:
+        return eng.n + 1
+    return eng.n - int(eng.B.count_within(eng.p, t - z - 1))
 
 
 def dominated(p: np.ndarray, w: np.ndarray, k: int, among: np.ndarray) -> np.ndarray:
@@ -97,7 +107,7 @@ def dominance(eng) -> None:
     """Fix out the items after the break that as many items dominate as a solution can hold."""
     among = eng.remaining(K.RIGHT)
     among = among[among < eng.n]  # plain items; a bundle's members are identical, it has no order to keep
-    out = dominated(eng.p, eng.w, most_items(eng.w, eng.c), among)
+    out = dominated(eng.p, eng.w, most_items(eng), among)
     if out.size:
         eng.drop(K.RIGHT, out)
         eng.fired.add("dominance")

@@ -318,6 +318,51 @@ def _select(x, k):
     return a[k]
 
 
+def count_within_c(x, cap):
+    """The most entries of x (whole numbers >= 0, summing below 2**62) whose sum is at most cap: the smallest
+    ones, as many as fit. A quickselect that keeps the sum of what lies below its range: expected O(n), where a
+    sort costs O(n log n) (two of them a surrogate relaxation at n = 10,000)."""
+    if cap < 0:
+        return 0
+    a = x.copy()
+    lo, hi = 0, a.shape[0]
+    count, acc = 0, 0
+    while hi - lo > SORT_SMALL:
+        u, v, t = a[lo], a[(lo + hi) // 2], a[hi - 1]
+        piv = max(min(u, v), min(max(u, v), t))  # median of three
+        # [lo, lt): < piv, [lt, t): == piv, [gt, hi): > piv
+        lt, t, gt = lo, lo, hi
+        sl, se = 0, 0
+        while t < gt:
+            y = a[t]
+            if y < piv:
+                a[t], a[lt] = a[lt], y
+                sl += y
+                lt += 1
+                t += 1
+            elif y > piv:
+                gt -= 1
+                a[t], a[gt] = a[gt], y
+            else:
+                se += y
+                t += 1
+        if acc + sl > cap:  # the last that fits lies below the pivot
+            hi = lt
+        elif acc + sl + se > cap:  # among the pivot's copies (piv > 0 here: se > 0)
+            return count + (lt - lo) + (cap - acc - sl) // piv
+        else:
+            count += gt - lo
+            acc += sl + se
+            lo = gt
+    rest = np.sort(a[lo:hi])
+    for t in range(rest.shape[0]):
+        if acc + rest[t] > cap:
+            break
+        acc += rest[t]
+        count += 1
+    return count
+
+
 def _sort_run(idx, keys, p, w, integral):
     """idx sorted into the efficiency order (a copy)."""
     idx = _sorted(idx, keys, w, BY_KEY)

@@ -37,6 +37,7 @@ COMPILED_OPS = {
     "items": "items_c",
     "combine": "combine_c",
     "counted": "counted_c",
+    "count_within": "count_within_c",
 }
 PYTHON_OPS = {
     "merge": lists.merge_np,
@@ -55,6 +56,7 @@ PYTHON_OPS = {
     "items": exact.items_np,
     "combine": exact.combine_np,
     "counted": offsets.counted_np,
+    "count_within": exact.count_within_np,
 }
 DEVICE_OPS = {
     **PYTHON_OPS,
@@ -148,6 +150,7 @@ def warm(kind: str) -> None:
     keys = p / w
     B.break_order(keys, p, w, 12, kind == "i")
     B.counted(12, w[:3], w[3:], 1, -2)
+    B.count_within(w, 12)
     B.surrogate_bisect(p.astype(np.float64), w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
     if kind == "i":
         mitm.solve(eng)  # half_states, combine

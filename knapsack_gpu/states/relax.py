@@ -31,6 +31,16 @@ def exact_bound(p: np.ndarray, w: np.ndarray, c: int, b: int) -> int:
     return (pb * c + exact_total(d[d > 0])) // wb
 
 
+def tie_order(p: np.ndarray, s: int) -> np.ndarray:
+    """An order of the surrogate problem's items (values p, weights w + s > 0) in which its exact ties of efficiency
+    follow the original efficiency order: the sub-search breaks those ties by position (v = w + k makes every
+    surrogate efficiency 1), and in the original order its break solution and search stay near the original's
+    cardinality. Items of one surrogate ratio r have p = r (w + s), so p / w = r (1 + s / w) falls as p grows where
+    s > 0 and rises where s < 0: sorting by value is enough (equal values there are identical items), and costs a
+    sort of the open items where the original order took one of every item."""
+    return np.argsort(p if s > 0 else -p)
+
+
 def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start) -> tuple[int, int]:
     """The multiplier s in [lo, hi] whose LP bound is least and the break item of that LP (0, -1 when none beats
     ``start``): :func:`.kernels.surrogate_bisect` on float64 copies, compiled wherever this process has the compiled
@@ -69,14 +79,9 @@ def _case(eng, sign: int, card: int, items: np.ndarray, fixed_in: np.ndarray):
     u = p1 + exact_bound(p, ws, cs, b)
     if u <= z:
         return u
-    # In the original efficiency order: the surrogate's ties (v = w + k makes every surrogate efficiency 1) then
-    # break the way the original order does, so its break solution and search stay near the original's cardinality.
-    where = np.full(eng.n, -1, dtype=np.int64)
-    where[items] = np.arange(items.size)
-    order = where[eng.by_key]
-    order = order[order >= 0]
     forced = np.flatnonzero(ws <= 0)
-    rest = order[ws[order] > 0]
+    rest = np.flatnonzero(ws > 0)
+    rest = rest[tie_order(p[rest], s)]
     ps = p1 + exact_total(p[forced])
     room = cs - exact_total(ws[forced])
     budget = None if eng.budget is None else max(0, eng.budget - eng.stats.state_updates)
@@ -106,13 +111,12 @@ def _case(eng, sign: int, card: int, items: np.ndarray, fixed_in: np.ndarray):
 
 def surrogate(eng) -> None:
     """Tighten ``eng.ub`` (and maybe raise z) by the surrogate relaxation, where the cardinality limits allow."""
-    from .extras import most_items
+    from .extras import fewest_items, most_items
 
-    p, w, c, z = eng.p, eng.w, eng.c, eng.z
+    z = eng.z
     b1 = int(eng.left_items.size)
-    card1 = most_items(w, c)  # at most this many items fit
-    cp = np.cumsum(np.sort(p)[::-1])
-    card2 = int(np.searchsorted(cp, z, side="right")) + 1  # a better solution needs at least this many
+    card1 = most_items(eng)  # at most this many items fit
+    card2 = fewest_items(eng, z)  # a better solution needs at least this many
     if card2 == b1 + 1:
         cases = [(-1, b1 + 1)]
     elif card1 == b1:
