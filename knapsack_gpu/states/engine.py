@@ -86,7 +86,8 @@ class Engine:
         self.fired_once: set[str] = set()  # extras tried
         self.next_pairing = common.PAIRING_STATES
         self.budget: int | None = None  # state updates this run may reach (sub-searches get what is left)
-        self._reported = 0
+        self._reported = 0  # state updates and core entries already added to stats
+        self._core_reported = 0
 
         B = modes.host(None if binding is None else binding, p)  # object arrays (big): the python binding
         c = int(c)
@@ -126,7 +127,7 @@ class Engine:
         # The first incumbent: the break solution and the most valuable item after it that still fits.
         sel, z = self.left_items, self.psum
         if fit >= 0:
-            sel, z = np.append(self.left_items, fit), z + self.num(p[fit])
+            sel, z = np.concatenate((self.left_items, [fit])), z + self.num(p[fit])
         self.inc = Incumbent(z, selection=sel)
         if lower is not None and lower >= z:
             self.inc = Incumbent(lower)  # a value known to be reachable, items unknown: only better ones count
@@ -323,23 +324,23 @@ class Engine:
 
     def _sync(self) -> None:
         """What the kernels changed that Python keeps: the incumbent, the counts, progress and memory."""
-        IR, VR = self.IR, self.VR
-        if IR[K.INC_NEW]:
-            IR[K.INC_NEW] = 0
-            P = self.num(VR[K.INC_P])
+        ir = self.IR.tolist()  # Python integers: one conversion, not one per register read
+        if ir[K.INC_NEW]:
+            self.IR[K.INC_NEW] = 0
+            P = self.num(self.VR[K.INC_P])
             if P > self.inc.value or self.inc.state is None:
-                self.inc = Incumbent(P, state=(P, int(IR[K.INC_W]), int(IR[K.INC_V]), int(IR[K.INC_E])))
+                self.inc = Incumbent(P, state=(P, ir[K.INC_W], ir[K.INC_V], ir[K.INC_E]))
         st = self.stats
-        done = int(IR[K.UPDATES])
+        done = ir[K.UPDATES]
         st.state_updates += done - self._reported
-        st.core += int(IR[K.ENTRIES]) - getattr(self, "_core_reported", 0)
-        self._core_reported = int(IR[K.ENTRIES])
+        st.core += ir[K.ENTRIES] - self._core_reported
+        self._core_reported = ir[K.ENTRIES]
         if self.progress is not None and done > self._reported:
             self.progress.add(done - self._reported)
         self._reported = done
-        st.peak_states = max(st.peak_states, int(IR[K.PEAK]))
+        st.peak_states = max(st.peak_states, ir[K.PEAK])
         if self.meter is not None:
-            self.meter.note_peak(int(IR[K.LIST_BYTES]))
+            self.meter.note_peak(ir[K.LIST_BYTES])
 
     def projected_updates(self) -> int:
         """The state updates the search would still do if the list kept its size: two candidates a state for every
