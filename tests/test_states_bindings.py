@@ -390,3 +390,43 @@ def test_the_surrogates_item_counts_against_sorts(family):
         top = np.cumsum(np.sort(eng.p)[::-1])
         for z in [0, *top[::37].tolist(), *(top[::37] - 1).tolist(), int(top[-1]), int(top[-1]) + 5]:
             assert fewest_items(eng, z) == int(np.searchsorted(top, z, side="right")) + 1
+
+
+@pytest.mark.parametrize("family", [*FAMILIES, "float-values"])
+def test_the_one_call_set_up_builds_the_engine_the_steps_build(family):
+    """kernels.start (items, keys, set-up and initial state in one compiled call) against the same engine built step
+    by step (items_c, then Engine's own keys, setup_c and init_state): registers, keys, reduced costs, sides, units."""
+    from knapsack_gpu.states.engine import Engine
+
+    for seed, n, free in ((1, 50, 0), (2, 700, 0), (3, 5000, 0), (4, 700, 9)):
+        w, v, c = generate.FAMILIES[family](np.random.default_rng(seed), n, R=10**4)
+        p, w = np.asarray(v), np.asarray(w, dtype=np.int64)
+        if free:  # items of weight <= 0 (a surrogate's multiplier makes them): taken for free, their room added
+            w[::free] = -w[::free] // 2
+        one = Search(p, w, int(c), binding="compiled")
+        items = one.items
+        if one.engine is None:
+            continue
+        cap = int(c) - int(w[one.free].sum())
+        steps = Engine(p[items], w[items], cap, binding="compiled", doubles=True)
+        a, b = one.engine, steps
+        assert np.array_equal(a.keys, b.keys) and np.array_equal(a.d, b.d)
+        assert np.array_equal(a.IR, b.IR) and np.array_equal(a.VR, b.VR, equal_nan=True)
+        assert np.array_equal(a.left_items, b.left_items) and np.array_equal(a.right_items, b.right_items)
+        assert np.array_equal(a.SR, b.SR)
+        for side in (K.LEFT, K.RIGHT):  # the pools as init_state filled them (the chunks are not sorted yet)
+            k = int(a.SR[side, K.PLEN])
+            assert np.array_equal(a.arrays[3][side, :k], b.arrays[3][side, :k])
+        for x, y in zip(a.arrays[6:9], b.arrays[6:9], strict=True):  # the units UP, UW, UD: the items so far
+            assert np.array_equal(x[: items.size], y[: items.size])
+        assert one.run(None) and steps.run(None) and one.engine.z == steps.z
+
+
+@pytest.mark.parametrize("binding", ["compiled", "python"])
+def test_a_negative_capacity_holds_nothing(binding):
+    """Below capacity 0 nothing fits, not even an item of weight 0 (it once set up an engine over no items)."""
+    for w in ([1, 2], [0, 2], [0, 0]):
+        s = Search(np.array([3, 4]), np.array(w), -1, binding=binding)
+        assert s.run(None) and s.engine is None
+        value, chosen = s.result()
+        assert value == 0 and chosen.size == 0

@@ -77,7 +77,13 @@ class Search:
             p, w = p[:0], w[:0]
         # weights are below 2**62: a larger capacity filters as 2**62 does (and fits the compiled int64)
         integral = p.dtype.kind != "f"
-        items, free, TS, TW, self.zero_value, self.heavy, big = B.items(p, w, min(int(c), 2**62), integral)
+        started = None
+        if B.compiled:  # the set-up in one compiled call, where it applies (see kernels.start)
+            its, go, pwk, su, state = B.start(p, w, min(int(c), 2**62), integral)
+            started = (pwk, su, state) if go else None
+        else:
+            its = B.items(p, w, min(int(c), 2**62), integral)
+        items, free, TS, TW, self.zero_value, self.heavy, big = its
         if big:  # a total reached 2**62: sum again in Python integers
             TS = [exact_total(p[items]), exact_total(p[free])]
             TW = [exact_total(w[items]), exact_total(w[free])]
@@ -88,13 +94,13 @@ class Search:
         cap = c - int(TW[1])
         self.engine = None
         self.mitm_switch: int | None = None  # state updates at which a meet in the middle takes over (-1: never)
-        if int(TW[0]) <= cap:  # everything fits (also: no items)
+        if int(TW[0]) <= cap or not items.size:  # everything fits, or no items (below 0 nothing does: none are)
             self.value = self.pf + num(TS[0])
             self.chosen = self._indices(None)
             return
         self.engine = Engine(
-            p[self.items],
-            w[self.items],
+            p[self.items] if started is None else started[0][0],
+            w[self.items] if started is None else started[0][1],
             cap,
             lower=None if lower is None else lower - self.pf,
             upper=None if upper is None else upper - self.pf,
@@ -109,6 +115,7 @@ class Search:
             big=big,
             # every item is below its total: under 2**53 each is an exact double
             doubles=not integral or (not big and max(int(TS[0]), int(TW[0])) < exact.EXACT_DOUBLE),
+            started=started and (started[0][2], started[1], started[2]),
         )
 
     def run(self, budget: int | None = None) -> bool:

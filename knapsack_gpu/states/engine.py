@@ -48,6 +48,8 @@ class Engine:
         big: whether a value or weight total reaches 2**62 (Python integers: the python binding); None: summed here.
         doubles: whether every value and weight is below 2**53 (then p / w is a correctly rounded key); None: looked
             up here.
+        started: (keys, the set-up's tuple, the initial state's tuple or None) where :func:`.kernels.start` made
+            them (None: made here).
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class Engine:
         binding: str | None = None,
         big: bool | None = None,
         doubles: bool | None = None,
+        started: tuple | None = None,
     ):
         self.integral = p.dtype.kind != "f"
         if big is None:
@@ -91,8 +94,11 @@ class Engine:
 
         B = modes.host(None if binding is None else binding, p)  # object arrays (big): the python binding
         c = int(c)
-        self.keys = exact.keys(p, w, doubles)
-        order, j, self.wsum, VS, self.d, fits, g, two, fit = B.setup(self.keys, p, w, c, self.integral)
+        if started is None:
+            self.keys = exact.keys(p, w, doubles)
+            started = (self.keys, B.setup(self.keys, p, w, c, self.integral), None)
+        self.keys, setup, state = started
+        order, j, self.wsum, VS, self.d, fits, g, two, fit = setup
         self.d_fits = bool(fits) or not B.compiled  # the python binding's reduced costs are exact Python integers
         self.B = B
         self.host_binding = B.name  # what sub-searches (a surrogate's solve, a recovery) run in
@@ -134,7 +140,9 @@ class Engine:
         VR[K.Z] = self.inc.value
         B.refresh(IR, VR)
 
-        SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = B.init_state(order, j, p, w, self.d)
+        if state is None:
+            state = B.init_state(order, j, p, w, self.d)
+        SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = state
         self.SR = SR
         self.arrays = (IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, self.keys, p, w, self.d, EU, ES)
         self.L = self._lists(

@@ -773,6 +773,32 @@ def items_c(p, w, c, integral):
     return items[:ni], free[:nf], TS, TW, zero_value, heavy, big
 
 
+def start(p, w, c, integral):
+    """A search's set-up in one call (the compiled binding's: no Python between the steps): the items
+    (:func:`items_c`), and where no total reaches 2**62, they do not all fit and every value and weight is an exact
+    double (whole numbers below 2**53, or float values: the keys are plain quotients), their values, weights and
+    keys, the set-up (:func:`setup_c`) and the initial state (:func:`init_state`) at capacity c less the free items'
+    weight. Returns (the items' tuple, whether the rest was done, (p, w, keys) of the items, the set-up's tuple, the
+    state's tuple); where it was not, the rest are empty placeholders (the caller sets up step by step)."""
+    its = items(p, w, c, integral)
+    sel, TS, TW, big = its[0], its[2], its[3], its[6]
+    cap = c - TW[1]
+    go = sel.shape[0] > 0 and not big and TW[0] > cap and (not integral or max(TS[0], TW[0]) < EXACT_DOUBLE)
+    m = sel.shape[0] if go else 0
+    ps = np.empty(m, dtype=p.dtype)
+    ws = np.empty(m, dtype=w.dtype)
+    kk = np.empty(m, dtype=np.float64)
+    for t in range(m):
+        i = sel[t]
+        ps[t], ws[t] = p[i], w[i]
+        kk[t] = p[i] / w[i]
+    if go:
+        su = setup(kk, ps, ws, cap, integral)
+    else:  # placeholders of the same types
+        su = (sel[:0], 0, 0, np.zeros(2, dtype=p.dtype), ps, True, 0, False, -1)
+    return its, go, (ps, ws, kk), su, init_state(su[0], su[1], ps, ws, su[4])
+
+
 def init_state(order, j, p, w, d):
     """The sides and units a search starts with: the break solution's items (order[:j]) in the left pool, the items
     after the break item in the right pool, the n items as units 0..n-1 (bundles follow). Returns SR, POOL, BUF,
