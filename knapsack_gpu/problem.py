@@ -21,8 +21,8 @@ class Instance:
     """A validated instance.
 
     Attributes:
-        weights: int64 array of shape (n,), every entry >= 0.
-        values: shape (n,), int64 when ``integral`` else float64; every entry finite and >= 0.
+        weights: int64 array of shape (n,), C-contiguous, every entry >= 0.
+        values: shape (n,), C-contiguous, int64 when ``integral`` else float64; every entry finite and >= 0.
         capacity: the knapsack capacity, >= 0.
         integral: every value is a whole number, so the optimum is computed in exact integers.
     """
@@ -184,6 +184,6 @@ def make_instance(weights: object, values: object, capacity: object) -> Instance
     v = _as_array(values, "values")
     if w.shape[0] != v.shape[0]:
         raise ValueError(f"weights has {w.shape[0]} entries but values has {v.shape[0]}: they must match")
-    w = _check_weights(w)
+    w = np.ascontiguousarray(_check_weights(w))  # a strided view (a file's column) would compile kernels anew
     v, integral = _check_values(v)
-    return Instance(weights=w, values=v, capacity=check_capacity(capacity), integral=integral)
+    return Instance(weights=w, values=np.ascontiguousarray(v), capacity=check_capacity(capacity), integral=integral)

@@ -430,3 +430,24 @@ def test_a_negative_capacity_holds_nothing(binding):
         assert s.run(None) and s.engine is None
         value, chosen = s.result()
         assert value == 0 and chosen.size == 0
+
+
+def test_a_strided_view_runs_the_kernels_compiled_for_contiguous_arrays():
+    """Columns of a file's table arrive as strided views: the search copies them to contiguous arrays, so that the
+    kernels `knapsack-gpu compile` cached (for contiguous arrays) serve them, with no compile for another layout."""
+    w, v, c = generate.FAMILIES["uncorrelated"](np.random.default_rng(5), 300, R=1000)
+    table = np.stack([v, w], axis=1).astype(np.int64)  # rows (value, weight): each column a strided view
+    p, wv = table[:, 0], table[:, 1]
+    assert not p.flags.c_contiguous
+    s = Search(p, wv, int(c), binding="compiled")
+    assert s.run(None) and s.result()[0] == brute_value(p, wv, int(c))
+    assert all(sig[0].layout == sig[1].layout == "C" for sig in modes.compiled().start.signatures)
+
+
+def brute_value(p, w, c):
+    """The optimum by a plain DP over capacities (the instances here are small)."""
+    best = np.zeros(c + 1, dtype=np.int64)
+    for pi, wi in zip(p.tolist(), w.tolist(), strict=True):
+        if wi <= c:
+            best[wi:] = np.maximum(best[wi:], best[: c + 1 - wi] + pi)
+    return int(best[c])

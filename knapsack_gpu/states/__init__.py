@@ -72,6 +72,8 @@ class Search:
     ):
         self.stats = stats if stats is not None else StatesStats()
         self.lower = lower
+        # contiguous: a strided view (a column of a file's table) would compile the kernels once more for its layout
+        p, w = np.ascontiguousarray(p), np.ascontiguousarray(w)
         B = modes.host(binding, p)
         if c < 0:  # nothing fits, not even a free item
             p, w = p[:0], w[:0]
