@@ -79,10 +79,11 @@ class Search:
             p, w = p[:0], w[:0]
         # weights are below 2**62: a larger capacity filters as 2**62 does (and fits the compiled int64)
         integral = p.dtype.kind != "f"
-        started = None
+        pw, started = None, None  # the items' values and weights, and the engine's set-up, where start made them
         if B.compiled:  # the set-up in one compiled call, where it applies (see kernels.start)
-            its, go, pwk, su, state = B.start(p, w, min(int(c), 2**62), integral)
-            started = (pwk, su, state) if go else None
+            its, go, (ps, ws, keys), su, state = B.start(p, w, min(int(c), 2**62), integral)
+            if go:
+                pw, started = (ps, ws), (keys, su, state)
         else:
             its = B.items(p, w, min(int(c), 2**62), integral)
         items, free, TS, TW, self.zero_value, self.heavy, big = its
@@ -101,8 +102,7 @@ class Search:
             self.chosen = self._indices(None)
             return
         self.engine = Engine(
-            p[self.items] if started is None else started[0][0],
-            w[self.items] if started is None else started[0][1],
+            *(pw or (p[self.items], w[self.items])),
             cap,
             lower=None if lower is None else lower - self.pf,
             upper=None if upper is None else upper - self.pf,
@@ -117,7 +117,7 @@ class Search:
             big=big,
             # every item is below its total: under 2**53 each is an exact double
             doubles=not integral or (not big and max(int(TS[0]), int(TW[0])) < exact.EXACT_DOUBLE),
-            started=started and (started[0][2], started[1], started[2]),
+            started=started,
         )
 
     def run(self, budget: int | None = None) -> bool:
