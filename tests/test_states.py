@@ -85,7 +85,7 @@ def test_a_selection_older_than_the_decision_bits_is_solved_again(monkeypatch):
 def _force_extras(monkeypatch):
     """Every extra from the first step on; the counting bound off, since on correlated classes it closes the
     instance before any other extra has anything left to do."""
-    monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c, counted=None: None)
+    monkeypatch.setattr(engine.offsets, "COUNTING", False)
     monkeypatch.setattr(common, "PAIRING_STATES", 0)
     monkeypatch.setattr(common, "GCD_STATES", 0)
     monkeypatch.setattr(common, "SURROGATE_STATES", 0)
@@ -337,7 +337,7 @@ def test_past_its_budget_the_states_engine_goes_on_only_where_its_projection_fit
     monkeypatch.setattr(plan, "STATES_MIN_UPDATES", 1)
     monkeypatch.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
     monkeypatch.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
-    monkeypatch.setattr(engine.offsets, "offset_bound", lambda p, w, c, counted=None: None)
+    monkeypatch.setattr(engine.offsets, "COUNTING", False)
     p, w, c = instance("strongly", 1300, 120, 200)
     best = textbook(w, p, c)
     monkeypatch.setattr(plan, "STATES_CAP_SHARE", 1e3)  # the projection fits: it goes on to the end
@@ -376,9 +376,7 @@ def test_the_hand_over_to_a_dense_plan_is_exact(monkeypatch, family):
     monkeypatch.setattr(plan, "STATES_FIRST_SHARE", 1e-12)
     monkeypatch.setattr(plan, "STATES_BUDGET_SHARE", 1e-12)
     monkeypatch.setattr(plan, "STATES_CAP_SHARE", 0.0)
-    monkeypatch.setattr(
-        engine.offsets, "offset_bound", lambda p, w, c, counted=None: None
-    )  # it would close them at once
+    monkeypatch.setattr(engine.offsets, "COUNTING", False)  # it would close them at once
     for seed in range(4):
         p, w, c = instance(family, 1300 + seed, 120, 200)
         sol = knapsack_gpu.solve(w, p, c, device="cpu")
@@ -493,10 +491,11 @@ def test_offset_bound_is_an_upper_bound_and_tight_where_it_should_be(offsets):
         opt = brute_force(w.tolist(), pos.tolist(), c)[0] if n < 15 else textbook(w, pos, c)
         bound = offset_bound(p, w, c)
         if (p == w).all():  # every item drew offset 0: a subset sum, left to the LP bound
-            assert bound is None
+            assert bound is None and modes.compiled().offset_bound_c(p, w, c) == -1
             continue
         assert bound is not None and bound >= opt, (bound, opt)
         assert offset_bound(p, w, c, modes.compiled().counted) == bound
+        assert modes.compiled().offset_bound_c(p, w, c) == bound  # the compiled set-up's (groups, radix sort)
         tight += bound == opt
         if (p > 0).all() and int(w[w <= c].sum()) > c:
             check(p, w, c, opt)
@@ -504,13 +503,31 @@ def test_offset_bound_is_an_upper_bound_and_tight_where_it_should_be(offsets):
 
 
 def test_offset_bound_needs_the_structure():
+    from knapsack_gpu.states import modes
     from knapsack_gpu.states.offsets import offset_bound
 
-    assert offset_bound(np.array([5, 7, 9]), np.array([1, 2, 3]), 4) is None  # three offsets
-    assert offset_bound(np.array([2, 3, 4]), np.array([1, 2, 3]), 4) is not None
-    assert offset_bound(np.array([1, 2, 3]), np.array([1, 2, 3]), 4) is None  # a subset sum: the LP bound is c
-    big = np.array([2**40 + 9, 3, 2**40], dtype=np.int64)  # weights past int32 sort as int64
-    assert offset_bound(big + 5, big, 2**40 + 10) == 2**40 + 10 + 2 * 5  # two items: min(c, the two heaviest) + 2k
+    compiled = modes.compiled().offset_bound_c
+    for bound in (offset_bound, lambda p, w, c: None if (b := compiled(p, w, c)) < 0 else b):
+        assert bound(np.array([5, 7, 9]), np.array([1, 2, 3]), 4) is None  # three offsets
+        assert bound(np.array([2, 3, 4]), np.array([1, 2, 3]), 4) is not None
+        assert bound(np.array([1, 2, 3]), np.array([1, 2, 3]), 4) is None  # a subset sum: the LP bound is c
+        big = np.array([2**40 + 9, 3, 2**40], dtype=np.int64)  # weights past int32 sort as int64
+        assert bound(big + 5, big, 2**40 + 10) == 2**40 + 10 + 2 * 5  # two items: min(c, the two heaviest) + 2k
+        assert bound(np.array([2**60 + 1, 1]), np.array([1, 1]), 4) is None  # |offset| times n reaches 2**61
+        assert bound(np.array([2**60, 1]), np.array([1, 1]), 4) is not None  # one below
+
+
+def test_the_radix_sort_sorts_every_magnitude():
+    """The compiled counting bound's radix sort: one pass for small weights, six for weights near 2**62, ties,
+    zeros and single items."""
+    from knapsack_gpu.states import modes
+
+    sort = modes.compiled()._radix_sorted
+    rng = np.random.default_rng(11)
+    for top in (1, 2, 2047, 2048, 10**5, 2**31, 2**40, 2**62 - 1):
+        for n in (0, 1, 2, 17, 3000):
+            a = rng.integers(0, top + 1, n, dtype=np.int64)
+            assert np.array_equal(sort(a), np.sort(a)), (top, n)
 
 
 @pytest.mark.parametrize("binding", ["compiled", "python"])

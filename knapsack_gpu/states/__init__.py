@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import exact, mitm, modes
+from . import exact, mitm, modes, offsets
 from .common import BYTES_PER_STATE, StatesOverflow, StatesStats
 from .engine import Engine
 from .exact import exact_total
@@ -81,9 +81,9 @@ class Search:
         integral = p.dtype.kind != "f"
         pw, started = None, None  # the items' values and weights, and the engine's set-up, where start made them
         if B.compiled:  # the set-up in one compiled call, where it applies (see kernels.start)
-            its, go, (ps, ws, keys), su, state = B.start(p, w, min(int(c), 2**62), integral)
+            its, go, (ps, ws, keys), su, state, bound = B.start(p, w, min(int(c), 2**62), integral, offsets.COUNTING)
             if go:
-                pw, started = (ps, ws), (keys, su, state)
+                pw, started = (ps, ws), (keys, su, state, None if bound < 0 else int(bound))
         else:
             its = B.items(p, w, min(int(c), 2**62), integral)
         items, free, TS, TW, self.zero_value, self.heavy, big = its

@@ -48,8 +48,8 @@ class Engine:
         big: whether a value or weight total reaches 2**62 (Python integers: the python binding); None: summed here.
         doubles: whether every value and weight is below 2**53 (then p / w is a correctly rounded key); None: looked
             up here.
-        started: (keys, the set-up's tuple, the initial state's tuple or None) where :func:`.kernels.start` made
-            them (None: made here).
+        started: (keys, the set-up's tuple, the initial state's tuple or None, the counting bound of
+            :mod:`.offsets` or None) where :func:`.kernels.start` made them (None: made here).
     """
 
     def __init__(
@@ -96,9 +96,11 @@ class Engine:
         c = int(c)
         if started is None:
             self.keys = exact.keys(p, w, doubles)
-            started = (self.keys, B.setup(self.keys, p, w, c, self.integral), None)
-        self.keys, setup, state = started
-        order, j, self.wsum, VS, self.d, fits, g, two, fit = setup
+            setup = B.setup(self.keys, p, w, c, self.integral)
+            two = setup[7] and offsets.COUNTING and not self.big
+            started = (self.keys, setup, None, offsets.offset_bound(p, w, c, B.counted) if two else None)
+        self.keys, setup, state, counted = started
+        order, j, self.wsum, VS, self.d, fits, g, _, fit = setup
         self.d_fits = bool(fits) or not B.compiled  # the python binding's reduced costs are exact Python integers
         self.B = B
         self.host_binding = B.name  # what sub-searches (a surrogate's solve, a recovery) run in
@@ -120,11 +122,9 @@ class Engine:
         VR[K.PB], VR[K.PSUM], VR[K.UB] = self.pb, self.psum, VS[1]
         if upper is not None:
             VR[K.UB] = min(VR[K.UB], upper)
-        if two and not self.big:
-            counted = offsets.offset_bound(p, w, c, B.counted)
-            if counted is not None and counted < VR[K.UB]:
-                VR[K.UB] = counted
-                self.fired.add("offsets")
+        if counted is not None and counted < VR[K.UB]:
+            VR[K.UB] = counted
+            self.fired.add("offsets")
         if g > 1:  # divisibility (RECORD): every solution is worth a multiple of g
             ub = g * (self.num(VR[K.UB]) // g)
             if ub < VR[K.UB]:

@@ -108,7 +108,7 @@ def _unbound(*args):
 # and the sides' refill. Here they are placeholders.
 merge = prune = room_for = state_at = _unbound
 lin_sat = lin_ge0 = ratio_cmp = muldiv = order_ties = break_order = setup = refill = items = combine = _unbound
-lp_at = _unbound
+lp_at = counted = _unbound
 
 # Compiled inline into their callers (numba IR inlining): a call with array arguments costs an atomic reference
 # count per array each way, and the search step's calls pass twenty; inlined, a step of the uncorrelated n = 1,000
@@ -730,6 +730,73 @@ def counted_c(c, g1, g2, k1, k2):
     return best
 
 
+RADIX_BITS = 11  # a radix sort's digit: 2048 counters (16 KiB) stay in L1
+
+
+def _radix_sorted(a):
+    """A sorted copy of ``a`` (int64 >= 0): LSD radix sort, as many passes as the largest entry has digits. numba's
+    np.sort is a scalar quicksort (~15x numpy's SIMD sort at 10,000 int64); this is within 1-2x of the latter."""
+    n = a.shape[0]
+    top = 0
+    for i in range(n):
+        top = max(top, a[i])
+    src, dst = a.copy(), np.empty_like(a)
+    count = np.empty((1 << RADIX_BITS) + 1, dtype=np.int64)
+    mask = (1 << RADIX_BITS) - 1
+    shift = 0
+    while (top >> shift) > 0:
+        count[:] = 0
+        for i in range(n):
+            count[((src[i] >> shift) & mask) + 1] += 1
+        for k in range(1 << RADIX_BITS):
+            count[k + 1] += count[k]
+        for i in range(n):
+            digit = (src[i] >> shift) & mask
+            dst[count[digit]] = src[i]
+            count[digit] += 1
+        src, dst = dst, src
+        shift += RADIX_BITS
+    return src
+
+
+def offset_bound_c(p, w, c):
+    """:func:`.offsets.offset_bound` in one compiled call (the numpy version is its twin): the counting bound where
+    p - w takes one or two values, not only 0, and the sums stay below 2**61; -1 where it does not apply (the
+    bound itself is >= 0). The groups sort by radix."""
+    n = p.shape[0]
+    if n == 0:
+        return -1
+    lo, hi = p[0] - w[0], p[0] - w[0]
+    for i in range(n):
+        o = p[i] - w[i]
+        lo = min(lo, o)
+        hi = max(hi, o)
+    if max(abs(lo), abs(hi)) >= (2**61 + n - 1) // n:  # |offset| * n >= 2**61, without the product
+        return -1
+    if lo == 0 and hi == 0:
+        return -1
+    n1 = 0
+    for i in range(n):
+        o = p[i] - w[i]
+        if o == lo:
+            n1 += 1
+        elif o != hi:
+            return -1  # a third offset
+    if lo == hi:
+        return counted(c, w[:0], _radix_sorted(w), 0, lo)
+    g1 = np.empty(n1, dtype=np.int64)
+    g2 = np.empty(n - n1, dtype=np.int64)
+    a, b = 0, 0
+    for i in range(n):
+        if p[i] - w[i] == lo:
+            g1[a] = w[i]
+            a += 1
+        else:
+            g2[b] = w[i]
+            b += 1
+    return counted(c, _radix_sorted(g1), _radix_sorted(g2), lo, hi)
+
+
 # --- the items a search takes ---------------------------------------------------------------------------------------
 
 
@@ -773,13 +840,15 @@ def items_c(p, w, c, integral):
     return items[:ni], free[:nf], TS, TW, zero_value, heavy, big
 
 
-def start(p, w, c, integral):
+def start(p, w, c, integral, counting):
     """A search's set-up in one call (the compiled binding's: no Python between the steps): the items
     (:func:`items_c`), and where no total reaches 2**62, they do not all fit and every value and weight is an exact
     double (whole numbers below 2**53, or float values: the keys are plain quotients), their values, weights and
-    keys, the set-up (:func:`setup_c`) and the initial state (:func:`init_state`) at capacity c less the free items'
-    weight. Returns (the items' tuple, whether the rest was done, (p, w, keys) of the items, the set-up's tuple, the
-    state's tuple); where it was not, the rest are empty placeholders (the caller sets up step by step)."""
+    keys, the set-up (:func:`setup_c`), the initial state (:func:`init_state`) at capacity c less the free items'
+    weight and, where ``counting`` and the set-up found at most two offsets p - w, the counting bound
+    (:func:`offset_bound_c`). Returns (the items' tuple, whether the rest was done, (p, w, keys) of the items, the
+    set-up's tuple, the state's tuple, the counting bound or -1); where it was not done, the rest are empty
+    placeholders (the caller sets up step by step)."""
     its = items(p, w, c, integral)
     sel, TS, TW, big = its[0], its[2], its[3], its[6]
     cap = c - TW[1]
@@ -796,7 +865,8 @@ def start(p, w, c, integral):
         su = setup(kk, ps, ws, cap, integral)
     else:  # placeholders of the same types
         su = (sel[:0], 0, 0, np.zeros(2, dtype=p.dtype), ps, True, 0, False, -1)
-    return its, go, (ps, ws, kk), su, init_state(su[0], su[1], ps, ws, su[4])
+    bound = offset_bound_c(ps, ws, cap) if go and counting and su[7] else -1
+    return its, go, (ps, ws, kk), su, init_state(su[0], su[1], ps, ws, su[4]), bound
 
 
 def init_state(order, j, p, w, d):

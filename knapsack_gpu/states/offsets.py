@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# Whether searches use the bound (tests turn it off to reach the extras it would make needless).
+COUNTING = True
+
 
 def _best_second(c: int, L1: np.ndarray, H1: np.ndarray, L2: np.ndarray, H2: np.ndarray, k2: int) -> np.ndarray:
     """For every count n1 (rows of L1, H1), the best of min(c, H1 + H2[n2]) + k2 n2 over the n2 with L1 + L2[n2] <= c.
@@ -48,7 +51,8 @@ def _prefix(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def offset_bound(p: np.ndarray, w: np.ndarray, c: int, counted=counted_np) -> int | None:
     """The counting bound above, or None when the values are not weights plus at most two offsets, are the weights
     themselves (or the sums could pass int64: the caller runs Python integers there and skips this bound).
-    ``counted``: the binding's :func:`counted_np` (the weights are sorted here, in numpy)."""
+    ``counted``: the binding's :func:`counted_np` (the weights are sorted here, in numpy). The compiled binding's
+    set-up computes it in :func:`.kernels.offset_bound_c`."""
     d = p - w
     lo, hi = int(d.min()), int(d.max())
     if max(abs(lo), abs(hi)) * w.size >= 2**61:
