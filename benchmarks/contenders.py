@@ -90,7 +90,7 @@ def _ours(
             strategy=strategy,
         )
         run.last_stats = sol.stats
-        return sol.value, sol.selected
+        return sol.value, sol.indices  # the child lists them after its clock stops
 
     return run
 

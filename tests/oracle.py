@@ -11,6 +11,9 @@ def assert_feasible(sol, weights, capacity) -> None:
     w = np.asarray(weights, dtype=np.int64)
     sel = sol.selected
     assert sel == sorted(set(sel)), "selected must be ascending and unique"
+    indices = getattr(sol, "indices", None)  # (a result sent back from a subprocess as JSON has only the list)
+    if indices is not None:  # the array behind the list: int64, the same items, read-only (a Solution is frozen)
+        assert indices.dtype == np.int64 and indices.tolist() == sel and not indices.flags.writeable
     assert all(0 <= i < len(w) for i in sel)
     assert int(w[sel].sum()) == sol.weight
     assert sol.weight <= capacity, f"over capacity: {sol.weight} > {capacity}"

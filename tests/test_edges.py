@@ -226,3 +226,19 @@ def test_memory_limit_counts_per_item_state():
         held = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * n
         assert peak <= held + (1 << 20), (capacity, strategy, peak / n)
         assert sol.stats["peak_bytes"] <= sol.stats["memory_limit"]
+
+
+def test_a_solution_lists_its_items_on_demand_and_compares_by_them():
+    """Solution.indices is the array the solver made; Solution.selected the same items as Python ints, made once;
+    two solutions are equal when value, weight and items are (stats aside)."""
+    a = knapsack_gpu.solve([5, 4, 6, 3], [10, 40, 30, 50], 10, device="cpu")
+    b = knapsack_gpu.solve([5, 4, 6, 3], [10, 40, 30, 50], 10, device="cpu", strategy="dense")
+    assert isinstance(a.indices, np.ndarray) and a.selected == [1, 3] and a.selected is a.selected
+    assert all(type(i) is int for i in a.selected)
+    assert a == b and a.stats != b.stats
+    c = knapsack_gpu.solve([5, 4, 6, 3], [10, 40, 30, 50], 6, device="cpu")
+    assert a != c and a != (a.value, a.selected)
+    with pytest.raises(ValueError):
+        a.indices[0] = 2  # read-only: the solution is frozen
+    with pytest.raises(TypeError):
+        hash(a)

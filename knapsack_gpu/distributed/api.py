@@ -19,7 +19,7 @@ import torch.distributed as dist
 from ..arith import exact_sum
 from ..problem import Instance, make_instance
 from ..reduce import reduce
-from ..solver import Solution, check_limit, total_value
+from ..solver import Solution, check_limit, solution
 from .comm import Comm, DistributedError
 from .recover import Recovery, plan_memory
 from .shard import Buffers, ShardedPass
@@ -207,9 +207,6 @@ def solve(
         if got != expect:
             raise RuntimeError(f"internal error: recovered items are worth {got} but the DP optimum is {expect}")
     selected = red.selection(local_idx)
-    weight = exact_sum(inst.weights[selected])
-    if weight > inst.capacity:
-        raise RuntimeError(f"internal error: selection weighs {weight} > capacity {inst.capacity}")
     rs = rec.stats if rec else None
     stats = {
         "device": dev.type,
@@ -243,4 +240,4 @@ def solve(
         "rank_seconds": [ns / 1e9 for ns in col["elapsed_ns"]],
         "seconds": max(col["elapsed_ns"]) / 1e9,
     }
-    return Solution(value=total_value(inst, selected), selected=selected.tolist(), weight=weight, stats=stats)
+    return solution(inst, selected, stats)
