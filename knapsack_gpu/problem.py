@@ -135,9 +135,14 @@ def _check_weights(weights: np.ndarray) -> np.ndarray:
     if weights.dtype.kind == "f":
         _reject(weights, ~np.isfinite(weights), "weights", "weights must be finite whole numbers")
         _reject(weights, weights != np.floor(weights), "weights", "weights must be whole numbers")
-    if weights.size and (weights.min() < 0 or weights.max() >= MAX_WEIGHT):
-        _reject(weights, weights < 0, "weights", "weights must be >= 0")
-        _reject(weights, weights >= MAX_WEIGHT, "weights", "weights must be < 2**62")
+    if weights.size:
+        if weights.dtype == np.int64:  # one reduction: read as uint64, a negative weight is >= 2**63
+            bad = weights.view(np.uint64).max() >= MAX_WEIGHT
+        else:
+            bad = weights.min() < 0 or weights.max() >= MAX_WEIGHT
+        if bad:
+            _reject(weights, weights < 0, "weights", "weights must be >= 0")
+            _reject(weights, weights >= MAX_WEIGHT, "weights", "weights must be < 2**62")
     return weights.astype(np.int64, copy=False)
 
 

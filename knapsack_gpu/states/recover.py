@@ -20,8 +20,6 @@ def selection(eng, inc) -> np.ndarray | None:
         return np.sort(np.asarray(inc.selection, dtype=np.int64))  # distinct items by construction
     if inc.state is None:
         return None
-    from . import solve_items
-
     P, W, V, E = inc.state
     a = eng.arrays  # IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES
     x, dp, dw = eng.B.decode(
@@ -31,6 +29,8 @@ def selection(eng, inc) -> np.ndarray | None:
     start = max(0, E - eng.window)
     settled = dw == 0 and (dp == 0 if eng.integral else abs(dp) <= eng.z1 - eng.z)
     if not settled:
+        from . import solve_items
+
         entries = eng.entries()
         older = np.asarray([u for u, _ in entries[:start]], dtype=np.int64)
         signs = np.asarray([s for _, s in entries[:start]])
