@@ -110,12 +110,12 @@ merge = prune = room_for = state_at = _unbound
 lin_sat = lin_ge0 = ratio_cmp = muldiv = order_ties = break_order = setup = refill = items = combine = _unbound
 lp_at = counted = _unbound
 
-# Compiled inline into their callers (numba IR inlining): a call with array arguments costs an atomic reference
-# count per array each way, and the search step's calls pass twenty; inlined, a step of the uncorrelated n = 1,000
-# search costs ~25% less. Small helpers are inlined by LLVM anyway; the rest stay calls (compile time).
+# Compiled inline into their callers (numba IR inlining): a call costs an atomic reference count per array argument
+# each way, and so does binding them to an inlined callee's arguments; the step runs inside run() with helpers that
+# take few arrays (see run). Small helpers are inlined by LLVM anyway; the rest stay calls (compile time).
 INLINE = frozenset(
-    {"_admit", "peek", "take", "next_unit", "state_at_c", "room_for_c", "_comes_first", "_first", "_bit", "step"}
-    | {"merge_c", "prune_c", "_keep_part", "refill_c"}
+    {"_admit", "_pop", "state_at_c", "room_for_c", "_comes_first", "_first", "_bit"}
+    | {"merge_c", "prune_c", "_keep_part"}
 )
 
 
@@ -1129,44 +1129,19 @@ def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys
     SR[s, BLEN] = bundle(s, order, IR, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, p, w, d)
 
 
-def peek(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> int:
-    """The next unit of side s nearest the break (-1: none left), without the Dembo-Hammer test."""
-    if SR[s, BPOS] == SR[s, BLEN]:
-        refill(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
-    return BUF[s, SR[s, BPOS]] if SR[s, BPOS] < SR[s, BLEN] else -1
-
-
-def take(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> int:
-    """Pop units of side s until one passes the Dembo-Hammer test at today's gap (-1: the side is exhausted); the
-    ones that fail are fixed (left in the break solution, or out of it)."""
+def _pop(s, IR, VR, SR, BUF, BUFD, UP, UW, UML) -> int:
+    """Pop units of side s's sorted chunk until one passes the Dembo-Hammer test at today's gap (returned) or the
+    chunk is used up (-1: the caller refills it); the ones that fail are fixed (left in the break solution, or out
+    of it)."""
     right = s == RIGHT
-    while True:
-        if SR[s, BPOS] == SR[s, BLEN]:
-            refill(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
-            if SR[s, BLEN] == 0:
-                return -1
+    while SR[s, BPOS] < SR[s, BLEN]:
         pos = SR[s, BPOS]
         u = BUF[s, pos]
         SR[s, BPOS] = pos + 1
         if _admit(right, BUFD[s, pos], u, IR, VR, UP, UW):
             return u
         SR[s, FIXED] += UML[u]
-
-
-def next_unit(IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d):
-    """(unit, sign) of the next core entry, the sides taking turns: (-1, 0) when both are exhausted."""
-    while IR[EXHAUSTED + LEFT] == 0 or IR[EXHAUSTED + RIGHT] == 0:
-        left = IR[TURN_LEFT] == 1
-        IR[TURN_LEFT] = 0 if left else 1
-        s = LEFT if left else RIGHT
-        if IR[EXHAUSTED + s] == 1:
-            continue
-        u = take(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
-        if u < 0:
-            IR[EXHAUSTED + s] = 1
-            continue
-        return u, (-1 if left else 1)
-    return -1, 0
+    return -1
 
 
 def _last_at_most(W, xs, at):
@@ -1268,40 +1243,48 @@ def _bit(slot):
 # --- the search -----------------------------------------------------------------------------------------------------
 
 
-def step(L, u, sign, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES):
-    """Unit u enters the core (sign +1: added, -1: removed): merge the list with its shifted copy (dominance:
-    strictly increasing values), raise z with the best feasible state, then fathom with the next unit's slope on
-    each side (nothing left to add beats the next right unit's efficiency, nothing left to remove is worse than the
-    next left unit's)."""
-    e = IR[ENTRIES]
-    EU[e] = u
-    ES[e] = sign
-    IR[ENTRIES] = e + 1
-    IR[UPDATES] += 2 * IR[SIZE]
-    L, k, feasible = merge(L, IR, UP[u], UW[u], sign, _bit(e % IR[WINDOW]))
-    if feasible > 0 and state_at(L, IR, feasible - 1)[0] > VR[Z]:
-        _improve(L, feasible - 1, IR, VR)
-    # np.int64(...): a literal argument would compile each callee once more for that constant
-    t = peek(np.int64(RIGHT), IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
-    s = peek(np.int64(LEFT), IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
-    L, k = prune(L, IR, VR, k, feasible, t, s, UP, UW)
-    IR[SIZE] = k
-    IR[PEAK] = max(IR[PEAK], k)
-    return L
-
-
 def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES):
-    """Search on until an event (see the constants at the top); returns (event, list)."""
+    """Search on until an event (see the constants at the top); returns (event, list).
+
+    A step: unit u enters the core (sign +1: added, -1: removed): the list merges with its shifted copy (dominance:
+    strictly increasing values), the best feasible state raises z, and the next unit's slope on each side fathoms
+    (nothing left to add beats the next right unit's efficiency, nothing left to remove is worse than the next left
+    unit's); then the sides take turns to offer the next unit. The step's helpers take only the arrays they read:
+    compiled, every array a call binds costs an atomic reference count each way, and refill, which reads them all,
+    is called only when a side's sorted chunk is used up."""
     if IR[STARTED] == 0:
         if VR[Z] >= VR[UB]:
             return DONE, L
         if not room_for(L, IR, 2):
             return MEMORY, L
         IR[STARTED] = 1
-        L = step(
-            L, IR[BRK], np.int64(1), IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES
-        )
-    while IR[SIZE] > 0 and VR[Z] < VR[UB]:
+        u, sign = IR[BRK], np.int64(1)
+    else:
+        u, sign = np.int64(-1), np.int64(0)
+    while True:
+        if u >= 0:  # the step
+            e = IR[ENTRIES]
+            EU[e] = u
+            ES[e] = sign
+            IR[ENTRIES] = e + 1
+            IR[UPDATES] += 2 * IR[SIZE]
+            L, k, feasible = merge(L, IR, UP[u], UW[u], sign, _bit(e % IR[WINDOW]))
+            if feasible > 0 and state_at(L, IR, feasible - 1)[0] > VR[Z]:
+                _improve(L, feasible - 1, IR, VR)
+            t, s = np.int64(-1), np.int64(-1)  # the next unit of each side, untested (-1: none left)
+            for side in (RIGHT, LEFT):
+                if SR[side, BPOS] == SR[side, BLEN]:
+                    refill(side, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+                if SR[side, BPOS] < SR[side, BLEN]:
+                    if side == RIGHT:
+                        t = BUF[side, SR[side, BPOS]]
+                    else:
+                        s = BUF[side, SR[side, BPOS]]
+            L, k = prune(L, IR, VR, k, feasible, t, s, UP, UW)
+            IR[SIZE] = k
+            IR[PEAK] = max(IR[PEAK], k)
+        if IR[SIZE] == 0 or VR[Z] >= VR[UB]:
+            break
         if IR[SIZE] > IR[EVENT_SIZE]:
             return EXTRAS, L
         if IR[DEVICE_SIZE] >= 0 and IR[SIZE] >= IR[DEVICE_SIZE]:
@@ -1313,10 +1296,23 @@ def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, 
             return BUDGET, L
         if not room_for(L, IR, m):
             return MEMORY, L
-        u, sign = next_unit(IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+        u, sign = np.int64(-1), np.int64(0)  # the next unit: the sides take turns, until both are exhausted
+        while u < 0 and (IR[EXHAUSTED + LEFT] == 0 or IR[EXHAUSTED + RIGHT] == 0):
+            left = IR[TURN_LEFT] == 1
+            IR[TURN_LEFT] = 0 if left else 1
+            side = LEFT if left else RIGHT
+            if IR[EXHAUSTED + side] == 1:
+                continue
+            u = _pop(side, IR, VR, SR, BUF, BUFD, UP, UW, UML)
+            while u < 0:
+                refill(side, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+                if SR[side, BLEN] == 0:
+                    IR[EXHAUSTED + side] = 1
+                    break
+                u = _pop(side, IR, VR, SR, BUF, BUFD, UP, UW, UML)
+            sign = np.int64(-1) if left else np.int64(1)
         if u < 0:
             break
-        L = step(L, u, sign, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d, EU, ES)
     return DONE, L
 
 
