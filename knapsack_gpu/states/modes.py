@@ -16,6 +16,7 @@ from __future__ import annotations
 import types
 from functools import cache
 
+from .. import jit
 from . import exact, kernels, lists, offsets
 
 # The names the kernels call that each binding supplies.
@@ -116,8 +117,6 @@ def host(binding: str | None, p) -> Binding:
     compiled one where this process has loaded it already, else the python one (and the compiled one starts loading
     in the background); None: the compiled one, compiling it where needed. Object arrays (Python integers) and
     machines without numba run the python binding."""
-    from .. import jit
-
     if binding == "compiled" and p.dtype != object:  # a caller's choice already (a sub-search, the engine)
         return compiled()
     if binding == "python" or p.dtype == object or not jit.enabled():
@@ -159,6 +158,4 @@ def warm(kind: str) -> None:
 @cache
 def compiled() -> Binding:
     """The compiled binding (imports numba; each kernel compiles on its first call, or loads from the disk cache)."""
-    from .. import jit
-
     return _bind("compiled", COMPILED_OPS, jit.compile_function)
