@@ -429,6 +429,14 @@ def break_order_c(keys, p, w, cap, integral):
             wm += wi * inside
         idx[na:nb] = band[:nm]
         if wa <= cap < wa + wm:  # the break is in the band, as hoped: select within it
+            if hi == lo and _one_ratio(idx, na, nb, p, w, integral):
+                # one key, one exact ratio (a subset sum's): the band is in index order already, and the break
+                # solution takes its longest prefix that fits (what the quickselect finds, four passes sooner)
+                j = na
+                while wa + w[idx[j]] <= cap:
+                    wa += w[idx[j]]
+                    j += 1
+                return idx, j
             return _quickselect(keys, p, w, cap, integral, idx, na, nb, wa)
         if cap < wa:  # the break is above the band: select among those items only
             return _quickselect(keys, p, w, cap, integral, idx, 0, na, 0)
