@@ -70,6 +70,15 @@ class Solution:
     weight: int
     stats: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # a read-only int64 view: the solution is frozen, and the array it was made from stays the caller's
+        indices = np.asarray(self.indices, dtype=np.int64).view()
+        indices.flags.writeable = False
+        object.__setattr__(self, "indices", indices)
+
+    def __reduce__(self):
+        return Solution, (self.value, self.indices, self.weight, self.stats)  # through __post_init__: read-only again
+
     @cached_property
     def selected(self) -> list[int]:
         return self.indices.tolist()
@@ -531,9 +540,7 @@ def solution(inst: Instance, selected: np.ndarray, stats: dict) -> Solution:
     weight = exact_sum(inst.weights[selected])
     if weight > inst.capacity:
         raise RuntimeError(f"internal error: selection weighs {weight} > capacity {inst.capacity}")
-    indices = np.asarray(selected, dtype=np.int64)
-    indices.flags.writeable = False
-    return Solution(value=total_value(inst, selected), indices=indices, weight=weight, stats=stats)
+    return Solution(value=total_value(inst, selected), indices=selected, weight=weight, stats=stats)
 
 
 def _finish(inst: Instance, selected: np.ndarray, stats: dict, meter: Meter) -> Solution:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -242,3 +243,7 @@ def test_a_solution_lists_its_items_on_demand_and_compares_by_them():
         a.indices[0] = 2  # read-only: the solution is frozen
     with pytest.raises(TypeError):
         hash(a)
+    back = pickle.loads(pickle.dumps(a))  # a pickled solution comes back equal, and frozen too
+    assert back == a and back.selected == [1, 3] and not back.indices.flags.writeable
+    made = np.array([1, 3])
+    assert knapsack_gpu.Solution(90, made, 7).indices.tolist() == [1, 3] and made.flags.writeable  # (not the caller's)
