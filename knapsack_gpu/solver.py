@@ -15,6 +15,7 @@ from functools import cached_property
 import numpy as np
 import torch
 
+from . import jit
 from . import plan as plan_mod
 from .arith import exact_sum
 from .backends import make_pass, resolve_backend, resolve_device
@@ -23,7 +24,7 @@ from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit, format_b
 from .problem import Instance, make_instance
 from .progress import Progress, Reporter, check_progress
 from .reduce import Reduced, reduce
-from .states import Search, StatesOverflow, StatesStats, placement
+from .states import Search, StatesOverflow, StatesStats, modes, placement
 
 # Host bytes per input item the solve may hold beyond its inputs: validated copies (16), reduction masks and index
 # arrays (~40), bounds (order, reduced costs, prefix sums: ~48), a dense job's schedule (lo, hi, top, before: 32)
@@ -537,10 +538,21 @@ def _too_small(
 def solution(inst: Instance, selected: np.ndarray, stats: dict) -> Solution:
     """The Solution of ascending indices ``selected``: its weight and value summed again from the instance (exact),
     the weight checked against the capacity."""
-    weight = exact_sum(inst.weights[selected])
+    weight, value = _sums(inst, selected)
     if weight > inst.capacity:
         raise RuntimeError(f"internal error: selection weighs {weight} > capacity {inst.capacity}")
-    return Solution(value=total_value(inst, selected), indices=selected, weight=weight, stats=stats)
+    return Solution(value=value, indices=selected, weight=weight, stats=stats)
+
+
+def _sums(inst: Instance, selected) -> tuple[int, int | float]:
+    """(weight, value) of the items ``selected``, exact: one compiled pass where this process has the states engine's
+    kernels loaded (it ended most solves) and both sums stay below 2**62, else numpy's gathers and sums."""
+    fast = inst.integral and jit.ready("i") and isinstance(selected, np.ndarray) and selected.dtype == np.int64
+    if fast and selected.flags.c_contiguous:
+        weight, value, ok = modes.compiled().selection_sums(inst.weights, inst.values, selected)
+        if ok:
+            return int(weight), int(value)
+    return exact_sum(inst.weights[selected]), total_value(inst, selected)
 
 
 def _finish(inst: Instance, selected: np.ndarray, stats: dict, meter: Meter) -> Solution:

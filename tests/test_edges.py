@@ -247,3 +247,30 @@ def test_a_solution_lists_its_items_on_demand_and_compares_by_them():
     assert back == a and back.selected == [1, 3] and not back.indices.flags.writeable
     made = np.array([1, 3])
     assert knapsack_gpu.Solution(90, made, 7).indices.tolist() == [1, 3] and made.flags.writeable  # (not the caller's)
+
+
+def test_a_solutions_totals_are_summed_again_exactly_on_either_path():
+    """solution() sums the selection again from the instance: the compiled pass (where the states engine's kernels
+    are loaded) and numpy's gathers agree, and past 2**62 the compiled pass hands over to Python integers."""
+    from knapsack_gpu import jit
+    from knapsack_gpu.problem import make_instance
+    from knapsack_gpu.solver import solution
+
+    rng = np.random.default_rng(5)
+    knapsack_gpu.solve([3, 4], [5, 6], 5, device="cpu")  # loads the compiled kernels (where numba is installed)
+    for top in (10, 2**40, 2**61, 2**62 - 1):
+        n = 60
+        w = rng.integers(0, top, n, dtype=np.int64, endpoint=True)
+        v = rng.integers(0, 2**63 - 1, n, dtype=np.int64) if top > 2**40 else rng.integers(0, top, n, dtype=np.int64)
+        for picked in (np.arange(0), np.arange(1), np.flatnonzero(rng.random(n) < 0.5), np.arange(n)):
+            picked = picked.astype(np.int64)
+            inst = make_instance(w, v, 2**62 - 1)
+            weight = sum(int(x) for x in w[picked])
+            value = sum(int(x) for x in v[picked])
+            if weight > inst.capacity:
+                with pytest.raises(RuntimeError, match="weighs"):
+                    solution(inst, picked, {})
+                continue
+            sol = solution(inst, picked, {})
+            assert (sol.weight, sol.value) == (weight, value) and type(sol.value) is int
+            assert jit.ready("i") == jit.enabled()  # the compiled pass ran where it can
