@@ -59,8 +59,8 @@ class StatesStats:
 
 @dataclass
 class Incumbent:
-    """The best solution found: its value, and either its items or the state it was read from (value P, weight W,
-    decision bits V, the number of core items entered by then, and flips of items outside the core)."""
+    """The best solution found: its value, either its items or the state it was read from (value P, weight W,
+    decision bits V, the number of core items entered by then), and flips on top of those (units with their sign)."""
 
     value: int | float
     selection: np.ndarray | None = None

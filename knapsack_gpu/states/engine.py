@@ -131,10 +131,11 @@ class Engine:
                 VR[K.UB] = ub
                 self.fired.add("divisibility")
         # The first incumbent: the break solution and the most valuable item after it that still fits.
-        sel, z = self.left_items, self.psum
+        # (The item is a flip on top of the items: most searches beat this incumbent, and its array is never built.)
+        z, flip = self.psum, ()
         if fit >= 0:
-            sel, z = np.concatenate((self.left_items, [fit])), z + self.num(p[fit])
-        self.inc = Incumbent(z, selection=sel)
+            z, flip = z + self.num(p[fit]), ((int(fit), 1),)
+        self.inc = Incumbent(z, selection=self.left_items, extra=flip)
         if lower is not None and lower >= z:
             self.inc = Incumbent(lower)  # a value known to be reachable, items unknown: only better ones count
         VR[K.Z] = self.inc.value
@@ -375,14 +376,14 @@ class Engine:
             # states where the limit has room (growing from 2 costs a dozen allocations in a short search)
             room = BIG if self.meter is None else self.meter.limit - self.meter.current
             cap = max(2, 2 * W.size, min(START_STATES, room // (2 * K.BYTES_PER_CANDIDATE) // 4))
-            rows = []
-            for a in (W, P, V):
-                row = np.empty(cap, dtype=a.dtype)
+            if P.dtype == np.int64:  # whole-number values: the six rows are views of one allocation
+                rows = tuple(np.empty((6, cap), dtype=np.int64))
+            else:
+                rows = tuple(np.empty(cap, dtype=a.dtype) for a in (W, P, V, W, P, V))
+            for row, a in zip(rows, (W, P, V), strict=False):
                 row[: a.size] = a
-                rows.append(row)
-            spare = [np.empty(cap, dtype=a.dtype) for a in (W, P, V)]
             IR[K.LIST_BYTES] = max(int(IR[K.LIST_BYTES]), 2 * cap * K.BYTES_PER_CANDIDATE)
-            return (*rows, *spare)
+            return rows
         if self.B.name == "device":
             import torch
 

@@ -17,7 +17,9 @@ from .exact import exact_total
 def selection(eng, inc) -> np.ndarray | None:
     """Ascending indices (into the engine's items) of ``inc``, or None when only its value is known."""
     if inc.selection is not None:
-        return np.sort(np.asarray(inc.selection, dtype=np.int64))  # distinct items by construction
+        x = np.zeros(eng.n, dtype=np.bool_)
+        x[inc.selection] = True
+        return _flipped(eng, x, inc.extra)
     if inc.state is None:
         return None
     P, W, V, E = inc.state
@@ -63,7 +65,12 @@ def selection(eng, inc) -> np.ndarray | None:
             x[eng.unit_items(u)] = False
         for u in older[sub].tolist():
             x[eng.unit_items(u)] = True
-    for u, sign in inc.extra:
+    return _flipped(eng, x, inc.extra)
+
+
+def _flipped(eng, x: np.ndarray, extra: tuple) -> np.ndarray:
+    """The ascending items of mask ``x`` once the flips ``extra`` ((unit, sign), ...) are applied."""
+    for u, sign in extra:
         x[eng.unit_items(u)] = sign > 0
     return np.flatnonzero(x)
 
