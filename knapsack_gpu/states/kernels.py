@@ -1351,9 +1351,9 @@ def decode(P, W, V, E, IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n):
 
 
 def selection_sums(w, v, idx):
-    """(weight, value) of the items ``idx`` (int64 weights and values), and whether both sums stayed below 2**62 (else
-    nothing is summed and the caller sums in Python integers): a solution's totals, summed again from the instance
-    in one pass instead of two gathers and four reductions."""
+    """(weight, value) of the items ``idx`` (int64 weights and values), and whether both sums stayed below 2**62
+    (False: the sums stopped there, and the caller sums again in Python integers): a solution's totals, summed again
+    from the instance in one pass instead of two gathers and four reductions."""
     sw, sv = np.int64(0), np.int64(0)
     for t in range(idx.shape[0]):
         i = idx[t]
