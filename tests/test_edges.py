@@ -255,6 +255,7 @@ def test_a_solutions_totals_are_summed_again_exactly_on_either_path():
     from knapsack_gpu import jit
     from knapsack_gpu.problem import make_instance
     from knapsack_gpu.solver import solution
+    from knapsack_gpu.states import modes
 
     rng = np.random.default_rng(5)
     knapsack_gpu.solve([3, 4], [5, 6], 5, device="cpu")  # loads the compiled kernels (where numba is installed)
@@ -274,3 +275,7 @@ def test_a_solutions_totals_are_summed_again_exactly_on_either_path():
             sol = solution(inst, picked, {})
             assert (sol.weight, sol.value) == (weight, value) and type(sol.value) is int
             assert jit.ready("i") == jit.enabled()  # the compiled pass ran where it can
+            if jit.enabled():  # the kernel itself: exact below 2**62, and says so where either sum reaches it
+                sw, sv, ok = modes.compiled().selection_sums(inst.weights, inst.values, picked)
+                assert ok == (weight < 2**62 and value < 2**62)
+                assert not ok or (int(sw), int(sv)) == (weight, value)
