@@ -308,6 +308,36 @@ def test_the_surrogate_lp_sampled_band_and_its_misses(monkeypatch, spread):
             assert np.allclose(got[1:3], want[1:3], rtol=1e-12), (family, s)
 
 
+def test_the_pairing_stops_at_the_bound_with_the_answer_of_a_full_scan(monkeypatch):
+    """Whole-number pairing stops at the first result that meets the upper bound (a subset sum's that fills c): the
+    interpreted kernel, in blocks of 3 units so that the stop falls inside a scan, gives the value, state, unit and
+    side of the numpy twin's full scan, and the stop is reached on subset sums."""
+    from knapsack_gpu.states import common, extras
+
+    py = modes.python()
+    monkeypatch.setitem(py.pair_c.__globals__, "PAIR_BLOCK", 3)
+    met = []
+    real = extras.pairing
+
+    def both(eng):
+        W, P, _ = eng.host_lists()
+        got = py.pair_c(W, P, *eng.arrays[:16])
+        want = extras._pairing_np(eng, eng.c, eng.num, W, P)
+        got = (got[0], got[1], got[2], got[3]) if got[1] >= 0 else None
+        assert got == want, (got, want)
+        met.append(got is not None and got[0] >= eng.ub)
+        real(eng)
+
+    monkeypatch.setattr(extras, "pairing", both)
+    monkeypatch.setattr(common, "PAIRING_STATES", 4)
+    rng = np.random.default_rng(11)
+    for n in (300, 2000):
+        w, v, c = generate.FAMILIES["subset-sum"](rng, n, 10**5)
+        s, _, done = _search(np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64), int(c), "compiled")
+        assert done and s.value == knapsack_gpu.solve(w, v, c, strategy="dense", device="cpu").value
+    assert any(met), met
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_pairing_searches_against_numpy(monkeypatch, family):
     """The compiled pairing (batched branch-free searches over the list) finds the numpy twin's value, state, unit

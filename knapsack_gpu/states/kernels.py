@@ -1175,18 +1175,24 @@ def _last_at_most(W, xs, at):
         t += 4
 
 
+PAIR_BLOCK = 256  # units a pairing pass searches the list for at a time (then checks whether it met the bound)
+
+
 def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d):
     """combo's pairing heuristic, compiled (:func:`.extras.pairing` is the numpy twin): over every unit outside the
     core that passes the fixing test, right of the break (added to the best state of weight <= c - w) then left of
     it (removed from the best state of weight <= c + w), the most valuable result (the first of equals). Returns
-    (value, state index, unit, sign); state index -1 where no unit pairs with any state."""
+    (value, state index, unit, sign); state index -1 where no unit pairs with any state. Whole-number values stop
+    at the first result that meets the upper bound: none can beat it (a subset sum's pairing often fills c exactly,
+    and its units are all admitted: the rest of a scan over every item would change nothing)."""
     c = IR[C]
     best = P[0] - P[0]
     bs, bu, bsign = -1, -1, 0
+    stop = IR[INTEGRAL] == 1
     room = SR[RIGHT, BLEN] - SR[RIGHT, BPOS] + SR[RIGHT, PLEN] + SR[LEFT, BLEN] - SR[LEFT, BPOS] + SR[LEFT, PLEN]
     units = np.empty(room, dtype=np.int64)
     xs = np.empty(room, dtype=np.int64)
-    at = np.empty(room, dtype=np.int64)
+    at = np.empty(min(room, PAIR_BLOCK), dtype=np.int64)
     for sd in (RIGHT, LEFT):
         right = sd == RIGHT
         sign = 1 if right else -1
@@ -1201,14 +1207,18 @@ def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, key
                     units[m] = u
                     xs[m] = c - sign * UW[u]
                     m += 1
-        _last_at_most(W, xs[:m], at)
-        for t in range(m):
-            if at[t] < 0:
-                continue
-            u = units[t]
-            v = P[at[t]] + sign * UP[u]
-            if bs < 0 or v > best:
-                best, bs, bu, bsign = v, at[t], u, sign
+        for b0 in range(0, m, PAIR_BLOCK):
+            b1 = min(m, b0 + PAIR_BLOCK)
+            _last_at_most(W, xs[b0:b1], at)
+            for t in range(b1 - b0):
+                if at[t] < 0:
+                    continue
+                u = units[b0 + t]
+                v = P[at[t]] + sign * UP[u]
+                if bs < 0 or v > best:
+                    best, bs, bu, bsign = v, at[t], u, sign
+                    if stop and best >= VR[UB]:
+                        return best, bs, bu, bsign
     return best, bs, bu, bsign
 
 
