@@ -1437,7 +1437,11 @@ def merge_c(L, IR, pu, wu, sign, bit):
     """One linear pass: the list (current row) and its copy shifted by (sign * wu, sign * pu) with ``bit`` set,
     merged by weight into the spare row, keeping a state only if it is worth more than every lighter one (of equal
     weights the most valuable; of equal states the unshifted one). Returns (list with the rows swapped, states,
-    states of weight <= c)."""
+    states of weight <= c).
+
+    Which run a candidate comes from is a select, not a branch (its outcome is a coin toss where the runs
+    interleave: a mispredicted branch a candidate cost ~2x on the searches' own lists), and the indices are read
+    as unsigned (no wraparound code for negative indices); only the dominance test branches."""
     s = IR[SIZE]
     if L[3].shape[0] < 2 * s:
         L = _grow(L, IR, 2 * s)
@@ -1450,19 +1454,27 @@ def merge_c(L, IR, pu, wu, sign, bit):
     j = 0
     k = 0
     feasible = 0
-    while i < s or j < s:
-        if j >= s or (i < s and W[i] <= W[j] + dw):
-            a, b, v = W[i], P[i], V[i] & keep_bits
-            i += 1
-        else:
-            a, b, v = W[j] + dw, P[j] + dp, V[j] | bit
-            j += 1
-        if k == 0 or b > oP[k - 1]:
-            if k > 0 and oW[k - 1] == a:
+    last = P[0] - P[0]  # the value of the last state kept (read only once k > 0)
+    top = max(s - 1, 0)
+    for _ in range(2 * s):
+        ii = np.uint64(min(i, top))  # past its end a run is read at its last state, and not taken
+        jj = np.uint64(min(j, top))
+        wi = W[ii]
+        wj = W[jj] + dw
+        first = j >= s or (i < s and wi <= wj)
+        a = wi if first else wj
+        b = P[ii] if first else P[jj] + dp
+        v = (V[ii] & keep_bits) if first else (V[jj] | bit)
+        i += 1 if first else 0
+        j += 0 if first else 1
+        if k == 0 or b > last:
+            if k > 0 and oW[np.uint64(k - 1)] == a:
                 k -= 1  # the same weight, worth more
-            oW[k] = a
-            oP[k] = b
-            oV[k] = v
+            kk = np.uint64(k)
+            oW[kk] = a
+            oP[kk] = b
+            oV[kk] = v
+            last = b
             k += 1
             if a <= c:
                 feasible = k
