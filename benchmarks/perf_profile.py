@@ -1,6 +1,6 @@
 """Where a solve's time goes, compiled kernels included: Linux ``perf`` over repeated solves of one instance.
 
-    python benchmarks/perf_profile.py kplib/00Uncorrelated_n01000_R10000_s000.kp     # a file (any format we read)
+    python benchmarks/perf_profile.py ../shared/instances/kplib/00Uncorrelated_n01000_R10000_s000.kp  # a file
     python benchmarks/perf_profile.py almost-strongly:1000:1e6 --solves 3000 --top 30  # family:n:R[:seed]
 
 cProfile sees a numba kernel as one opaque call and perf sees its code as anonymous JIT addresses. This script runs
