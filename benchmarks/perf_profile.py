@@ -139,7 +139,7 @@ def child(spec: str, solves: int) -> None:
     print(f"{os.getpid()} {seconds / solves} {sol.stats['strategy']} {path}")
 
 
-def _classify(dso: str, sym: str) -> str:
+def _classify(dso: str) -> str:
     if dso.startswith("[JIT]"):
         return "compiled kernels"
     if "libpython" in dso:
@@ -157,6 +157,8 @@ def main() -> None:
     ap.add_argument("--solves", type=int, default=2000, help="solves sampled (default 2000)")
     ap.add_argument("--top", type=int, default=25, help="symbols listed (default 25)")
     args = ap.parse_args()
+    if args.solves < 1 or args.top < 1:
+        ap.error("--solves and --top must be at least 1")
     if shutil.which("perf") is None:
         raise SystemExit("perf_profile needs Linux perf (linux-tools) on PATH")
     with tempfile.TemporaryDirectory() as tmp:
@@ -179,16 +181,14 @@ def main() -> None:
         Path(perf_map).unlink(missing_ok=True)
     rows = []
     for line in report.splitlines():
-        m = re.match(r"\s*([\d.]+)%\s+(\S+(?: tid \d+)?)\s+\[\.(?:\]|k\])\s+(.*)", line) or re.match(
-            r"\s*([\d.]+)%\s+(\S+(?: tid \d+)?)\s+\[k\]\s+(.*)", line
-        )
+        m = re.match(r"\s*([\d.]+)%\s+(\S+(?: tid \d+)?)\s+\[[.k]\]\s+(.*)", line)  # share, dso, [.] or [k], symbol
         if m:
             rows.append((float(m.group(1)), m.group(2), m.group(3).strip()))
     us = float(per_solve) * 1e6
     print(f"{args.spec}: {us:.1f} us a solve ({strategy}), {args.solves} solves sampled, one thread, pid {pid}")
     totals: dict[str, float] = {}
-    for pct, dso, sym in rows:
-        kind = _classify(dso, sym)
+    for pct, dso, _ in rows:
+        kind = _classify(dso)
         totals[kind] = totals.get(kind, 0.0) + pct
     for kind, pct in sorted(totals.items(), key=lambda kv: -kv[1]):
         print(f"  {kind:18s} {pct:5.1f}%  {pct * us / 100:8.1f} us")
