@@ -161,6 +161,34 @@ def test_merge_and_prune_agree_with_numpy(C, seed):
         assert np.array_equal(a[:kc], b)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_the_fused_step_keeps_what_merge_then_prune_keep(C, seed):
+    """The compiled step's one pass (merge and fathoming together, where a right unit is left) keeps the states,
+    bits and count of weight <= c that the numpy merge followed by the numpy fathoming keep, equal weights of the
+    list and its shift colliding, with and without a left unit."""
+    rng = np.random.default_rng(seed)
+    W, P, V = _random_list(rng, int(rng.integers(1, 400)))
+    s = W.size
+    IR = np.zeros(K.N_IR, dtype=np.int64)
+    IR[K.C], IR[K.SIZE], IR[K.INTEGRAL], IR[K.MEM_BYTES] = int(rng.integers(0, 6000)), s, 1, 2**40
+    VR = np.zeros(K.N_VR, dtype=np.int64)
+    VR[K.Z1] = int(rng.integers(0, int(P[-1]) + 100))
+    pu, wu, sign = int(rng.integers(1, 300)), int(rng.integers(1, 300)), int(rng.choice([-1, 1]))
+    bit = K._bit(int(rng.integers(0, 64)))
+    UP = np.array([int(rng.integers(1, 300)), int(rng.integers(1, 300))], dtype=np.int64)
+    UW = np.array([int(rng.integers(1, 300)), int(rng.integers(1, 300))], dtype=np.int64)
+    t, sl = 0, int(rng.integers(-1, 2))
+    cap = int(rng.integers(1, 4 * s + 5))  # a spare row too short grows as the merge's does
+    rows = [np.r_[a, np.zeros(cap, np.int64)][: max(cap, s)] for a in (W, P, V)]
+    L = (*rows, *(np.empty(cap, np.int64) for _ in range(3)))
+    Lc, kc, fc = C.merge_prune_c(L, IR, VR, pu, wu, sign, bit, t, sl, UP, UW)
+    Ln, kn, fn = modes.python().merge((W, P, V), IR, pu, wu, sign, bit)
+    Ln, kn = modes.python().prune(Ln, IR, VR, kn, fn, t, sl, UP, UW)
+    assert (kc, fc) == (kn, int(np.count_nonzero(Ln[0] <= IR[K.C])))
+    for a, b in zip(Lc[:3], Ln, strict=True):
+        assert np.array_equal(a[:kc], b)
+
+
 def _search(p, w, c, binding, budget=None):
     stats = StatesStats()
     s = Search(p, w, c, stats=stats, binding=binding)

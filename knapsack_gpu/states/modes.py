@@ -24,6 +24,8 @@ from . import exact, kernels, lists, offsets
 COMPILED_OPS = {
     "merge": "merge_c",
     "prune": "prune_c",
+    "merge_prune": "merge_prune_c",
+    "FUSED": True,
     "room_for": "room_for_c",
     "state_at": "state_at_c",
     "lin_sat": "lin_sat_c",
@@ -96,7 +98,7 @@ def _bind(name: str, ops: dict, wrap=None) -> Binding:
         g.__qualname__, g.__module__, g.__doc__ = f.__qualname__, f.__module__, f.__doc__
         out[fname] = wrap(g, fname in kernels.INLINE) if wrap is not None else g
     ns.update(out)
-    for op, impl in ops.items():
+    for op, impl in ops.items():  # a function's name, a function or a constant (FUSED)
         ns[op] = out[impl] if isinstance(impl, str) else impl
         out[op] = ns[op]
     return Binding(name, out)
