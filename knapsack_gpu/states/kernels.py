@@ -1181,21 +1181,34 @@ def _last_at_most(W, xs, at):
 PAIR_BLOCK = 256  # units a pairing pass searches the list for at a time (then checks whether it met the bound)
 
 
+def _pair_block(W, P, UP, units, xs, at, m, sign, best, bs, bu, bsign):
+    """The pairing's search over a block of m units: each against the last state of weight <= xs (its room)."""
+    _last_at_most(W, xs[:m], at)
+    for t in range(m):
+        if at[t] < 0:
+            continue
+        u = units[t]
+        v = P[at[t]] + sign * UP[u]
+        if bs < 0 or v > best:
+            best, bs, bu, bsign = v, at[t], u, sign
+    return best, bs, bu, bsign
+
+
 def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d):
     """combo's pairing heuristic, compiled (:func:`.extras.pairing` is the numpy twin): over every unit outside the
     core that passes the fixing test, right of the break (added to the best state of weight <= c - w) then left of
     it (removed from the best state of weight <= c + w), the most valuable result (the first of equals). Returns
-    (value, state index, unit, sign); state index -1 where no unit pairs with any state. Whole-number values stop
-    at the first result that meets the upper bound: none can beat it (a subset sum's pairing often fills c exactly,
-    and its units are all admitted: the rest of a scan over every item would change nothing)."""
+    (value, state index, unit, sign); state index -1 where no unit pairs with any state. The units are searched in
+    blocks of PAIR_BLOCK as the fixing test admits them, and whole-number values stop after the block whose best
+    meets the upper bound: no result passes it (a subset sum's pairing often fills c exactly, and its units are all
+    admitted: the rest of a scan over every item would change nothing)."""
     c = IR[C]
     best = P[0] - P[0]
     bs, bu, bsign = -1, -1, 0
     stop = IR[INTEGRAL] == 1
-    room = SR[RIGHT, BLEN] - SR[RIGHT, BPOS] + SR[RIGHT, PLEN] + SR[LEFT, BLEN] - SR[LEFT, BPOS] + SR[LEFT, PLEN]
-    units = np.empty(room, dtype=np.int64)
-    xs = np.empty(room, dtype=np.int64)
-    at = np.empty(min(room, PAIR_BLOCK), dtype=np.int64)
+    units = np.empty(PAIR_BLOCK, dtype=np.int64)
+    xs = np.empty(PAIR_BLOCK, dtype=np.int64)
+    at = np.empty(PAIR_BLOCK, dtype=np.int64)
     for sd in (RIGHT, LEFT):
         right = sd == RIGHT
         sign = 1 if right else -1
@@ -1206,22 +1219,20 @@ def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, key
             for t in range(lo, hi):
                 u = BUF[sd, t] if part == 0 else POOL[sd, t]
                 du = BUFD[sd, t] if part == 0 else d[u]
-                if _admit(right, du, u, IR, VR, UP, UW):
-                    units[m] = u
-                    xs[m] = c - sign * UW[u]
-                    m += 1
-        for b0 in range(0, m, PAIR_BLOCK):
-            b1 = min(m, b0 + PAIR_BLOCK)
-            _last_at_most(W, xs[b0:b1], at)
-            for t in range(b1 - b0):
-                if at[t] < 0:
+                if not _admit(right, du, u, IR, VR, UP, UW):
                     continue
-                u = units[b0 + t]
-                v = P[at[t]] + sign * UP[u]
-                if bs < 0 or v > best:
-                    best, bs, bu, bsign = v, at[t], u, sign
-                    if stop and best >= VR[UB]:
+                units[m] = u
+                xs[m] = c - sign * UW[u]
+                m += 1
+                if m == PAIR_BLOCK:
+                    best, bs, bu, bsign = _pair_block(W, P, UP, units, xs, at, m, sign, best, bs, bu, bsign)
+                    m = 0
+                    if stop and bs >= 0 and best >= VR[UB]:
                         return best, bs, bu, bsign
+        if m > 0:
+            best, bs, bu, bsign = _pair_block(W, P, UP, units, xs, at, m, sign, best, bs, bu, bsign)
+            if stop and bs >= 0 and best >= VR[UB]:
+                return best, bs, bu, bsign
     return best, bs, bu, bsign
 
 
