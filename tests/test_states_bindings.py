@@ -131,19 +131,27 @@ def _random_list(rng, s):
     return W, P, V
 
 
+def _random_step(rng):
+    """A list, its scalars (capacity, z1), the unit that enters (value, weight, sign, bit) and two units a fathoming
+    test may take its slope from (values UP, weights UW)."""
+    W, P, V = _random_list(rng, int(rng.integers(1, 400)))
+    IR = np.zeros(K.N_IR, dtype=np.int64)
+    IR[K.C], IR[K.SIZE], IR[K.INTEGRAL], IR[K.MEM_BYTES] = int(rng.integers(0, 6000)), W.size, 1, 2**40
+    VR = np.zeros(K.N_VR, dtype=np.int64)
+    VR[K.Z1] = int(rng.integers(0, int(P[-1]) + 100))
+    pu, wu, sign = int(rng.integers(1, 300)), int(rng.integers(1, 300)), int(rng.choice([-1, 1]))
+    unit = pu, wu, sign, K._bit(int(rng.integers(0, 64)))
+    UP, UW = (rng.integers(1, 300, 2).astype(np.int64) for _ in range(2))
+    return (W, P, V), IR, VR, unit, (UP, UW)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_merge_and_prune_agree_with_numpy(C, seed):
     """One step on the same list, unit and incumbent: the compiled linear merge and fathoming pass keep exactly the
     states (and bits) the numpy sort-based ones keep."""
     rng = np.random.default_rng(seed)
-    W, P, V = _random_list(rng, int(rng.integers(1, 400)))
+    (W, P, V), IR, VR, (pu, wu, sign, bit), (UP, UW) = _random_step(rng)
     s = W.size
-    IR = np.zeros(K.N_IR, dtype=np.int64)
-    IR[K.C], IR[K.SIZE], IR[K.INTEGRAL], IR[K.MEM_BYTES] = int(rng.integers(0, 6000)), s, 1, 2**40
-    VR = np.zeros(K.N_VR, dtype=np.int64)
-    VR[K.Z1] = int(rng.integers(0, int(P[-1]) + 100))
-    pu, wu, sign = int(rng.integers(1, 300)), int(rng.integers(1, 300)), int(rng.choice([-1, 1]))
-    bit = K._bit(int(rng.integers(0, 64)))
     cap = 2 * s + int(rng.integers(0, 5))
     L = (W.copy(), P.copy(), V.copy(), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
     Lc, kc, fc = C.merge_c((*[np.r_[a, np.zeros(cap - s, np.int64)] for a in (W, P, V)], *L[3:]), IR, pu, wu, sign, bit)
@@ -151,8 +159,6 @@ def test_merge_and_prune_agree_with_numpy(C, seed):
     assert (kc, fc) == (kn, fn)
     for a, b in zip(Lc[:3], Ln, strict=True):
         assert np.array_equal(a[:kc], b)
-    UP = np.array([int(rng.integers(1, 300)), int(rng.integers(1, 300))], dtype=np.int64)
-    UW = np.array([int(rng.integers(1, 300)), int(rng.integers(1, 300))], dtype=np.int64)
     t, sl = (int(rng.integers(-1, 2)) for _ in range(2))
     Lc, kc = C.prune_c(Lc, IR, VR, kc, fc, t, sl, UP, UW)
     Ln, kn = modes.python().prune(Ln, IR, VR, kn, fn, t, sl, UP, UW)
@@ -167,16 +173,8 @@ def test_the_fused_step_keeps_what_merge_then_prune_keep(C, seed):
     bits and count of weight <= c that the numpy merge followed by the numpy fathoming keep, equal weights of the
     list and its shift colliding, with and without a left unit."""
     rng = np.random.default_rng(seed)
-    W, P, V = _random_list(rng, int(rng.integers(1, 400)))
+    (W, P, V), IR, VR, (pu, wu, sign, bit), (UP, UW) = _random_step(rng)
     s = W.size
-    IR = np.zeros(K.N_IR, dtype=np.int64)
-    IR[K.C], IR[K.SIZE], IR[K.INTEGRAL], IR[K.MEM_BYTES] = int(rng.integers(0, 6000)), s, 1, 2**40
-    VR = np.zeros(K.N_VR, dtype=np.int64)
-    VR[K.Z1] = int(rng.integers(0, int(P[-1]) + 100))
-    pu, wu, sign = int(rng.integers(1, 300)), int(rng.integers(1, 300)), int(rng.choice([-1, 1]))
-    bit = K._bit(int(rng.integers(0, 64)))
-    UP = np.array([int(rng.integers(1, 300)), int(rng.integers(1, 300))], dtype=np.int64)
-    UW = np.array([int(rng.integers(1, 300)), int(rng.integers(1, 300))], dtype=np.int64)
     t, sl = 0, int(rng.integers(-1, 2))
     cap = int(rng.integers(1, 4 * s + 5))  # a spare row too short grows as the merge's does
     rows = [np.r_[a, np.zeros(cap, np.int64)][: max(cap, s)] for a in (W, P, V)]

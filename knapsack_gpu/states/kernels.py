@@ -118,7 +118,7 @@ FUSED = False
 # take few arrays (see run). Small helpers are inlined by LLVM anyway; the rest stay calls (compile time).
 INLINE = frozenset(
     {"_admit", "_pop", "state_at_c", "room_for_c", "_comes_first", "_first", "_bit"}
-    | {"merge_c", "prune_c", "_keep_part", "merge_prune_c", "_fusable"}
+    | {"merge_c", "prune_c", "_keep_part", "merge_prune_c", "_fusable", "_candidate", "_put"}
 )
 
 
@@ -1479,28 +1479,38 @@ def merge_c(L, IR, pu, wu, sign, bit):
     last = P[0] - P[0]  # the value of the last state kept (read only once k > 0)
     top = max(s - 1, 0)
     for _ in range(2 * s):
-        ii = np.uint64(min(i, top))  # past its end a run is read at its last state, and not taken
-        jj = np.uint64(min(j, top))
-        wi = W[ii]
-        wj = W[jj] + dw
-        first = j >= s or (i < s and wi <= wj)
-        a = wi if first else wj
-        b = P[ii] if first else P[jj] + dp
-        v = (V[ii] & keep_bits) if first else (V[jj] | bit)
-        i += 1 if first else 0
-        j += 0 if first else 1
+        a, b, v, i, j = _candidate(W, P, V, i, j, s, top, dw, dp, bit, keep_bits)
         if k == 0 or b > last:
-            if k > 0 and oW[np.uint64(k - 1)] == a:
-                k -= 1  # the same weight, worth more
-            kk = np.uint64(k)
-            oW[kk] = a
-            oP[kk] = b
-            oV[kk] = v
+            k = _put(oW, oP, oV, k, a, b, v)
             last = b
-            k += 1
             if a <= c:
                 feasible = k
     return (oW, oP, oV, W, P, V), k, feasible
+
+
+def _candidate(W, P, V, i, j, n, top, dw, dp, bit, keep_bits):
+    """The merge's next candidate, (weight, value, bits, i, j): the list's state i or its shifted state j, the
+    lighter (the unshifted of equal weights). Past its end a run is read at its last state, and not taken."""
+    ii = np.uint64(min(i, top))
+    jj = np.uint64(min(j, top))
+    wi = W[ii]
+    wj = W[jj] + dw
+    first = j >= n or (i < n and wi <= wj)
+    a = wi if first else wj
+    b = P[ii] if first else P[jj] + dp
+    v = (V[ii] & keep_bits) if first else (V[jj] | bit)
+    return a, b, v, i + (1 if first else 0), j + (0 if first else 1)
+
+
+def _put(oW, oP, oV, k, a, b, v):
+    """Append a state worth more than every lighter one to the k kept (over the last, of the same weight)."""
+    if k > 0 and oW[np.uint64(k - 1)] == a:
+        k -= 1  # the same weight, worth more
+    kk = np.uint64(k)
+    oW[kk] = a
+    oP[kk] = b
+    oV[kk] = v
+    return k + 1
 
 
 def _head(SR, BUF, s):
@@ -1564,16 +1574,7 @@ def merge_prune_c(L, IR, VR, pu, wu, sign, bit, t, s, UP, UW):
     last = P[0] - P[0]  # the value of the merge's last state
     top = max(n - 1, 0)
     for _ in range(2 * n):
-        ii = np.uint64(min(i, top))
-        jj = np.uint64(min(j, top))
-        wi = W[ii]
-        wj = W[jj] + dw
-        first = j >= n or (i < n and wi <= wj)
-        a = wi if first else wj
-        b = P[ii] if first else P[jj] + dp
-        v = (V[ii] & keep_bits) if first else (V[jj] | bit)
-        i += 1 if first else 0
-        j += 0 if first else 1
+        a, b, v, i, j = _candidate(W, P, V, i, j, n, top, dw, dp, bit, keep_bits)
         if m == 0 or b > last:
             last = b
             m += 1
@@ -1582,13 +1583,7 @@ def merge_prune_c(L, IR, VR, pu, wu, sign, bit, t, s, UP, UW):
             else:
                 ok = has_s and (b - z1) * ws + (c - a) * ps >= 0
             if ok:
-                if k > 0 and oW[np.uint64(k - 1)] == a:
-                    k -= 1  # the same weight, worth more
-                kk = np.uint64(k)
-                oW[kk] = a
-                oP[kk] = b
-                oV[kk] = v
-                k += 1
+                k = _put(oW, oP, oV, k, a, b, v)
                 if a <= c:
                     feasible = k
     return (oW, oP, oV, W, P, V), k, feasible
