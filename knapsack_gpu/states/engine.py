@@ -48,8 +48,8 @@ class Engine:
         big: whether a value or weight total reaches 2**62 (Python integers: the python binding); None: summed here.
         doubles: whether every value and weight is below 2**53 (then p / w is a correctly rounded key); None: looked
             up here.
-        started: (keys, the set-up's tuple, the initial state's tuple or None, the counting bound of
-            :mod:`.offsets` or None) where :func:`.kernels.start` made them (None: made here).
+        started: (keys, the set-up's tuple, the initial state's allocations (:func:`.kernels.init_state`) or None,
+            the counting bound of :mod:`.offsets` or None) where :func:`.kernels.start` made them (None: made here).
     """
 
     def __init__(
@@ -143,12 +143,10 @@ class Engine:
 
         if state is None:
             state = B.init_state(order, j, p, w, self.d)
-        SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = state
+        SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = K.state_views(*state, n)
         self.SR = SR
         self.arrays = (IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, self.keys, p, w, self.d, EU, ES)
-        self.L = self._lists(
-            np.array([self.wsum], dtype=w.dtype), np.array([self.psum], dtype=p.dtype), np.zeros(1, np.int64)
-        )
+        self.L = self._single(self.wsum, self.psum)
 
     # --- the state the extras and the recovery read -------------------------------------------------------------
 
@@ -370,25 +368,40 @@ class Engine:
     def _lists(self, W, P, V, IR=None):
         """The list in this binding's layout (compiled: two rows of buffers; otherwise the arrays themselves);
         ``IR``: the registers that count its bytes (the engine's own by default)."""
-        IR = self.IR if IR is None else IR
         if self.B.compiled:
-            # the rows grow (doubling where the memory limit allows) as the list does; they start at a few hundred
-            # states where the limit has room (growing from 2 costs a dozen allocations in a short search)
-            room = BIG if self.meter is None else self.meter.limit - self.meter.current
-            cap = max(2, 2 * W.size, min(START_STATES, room // (2 * K.BYTES_PER_CANDIDATE) // 4))
-            if P.dtype == np.int64:  # whole-number values: the six rows are views of one allocation
-                rows = tuple(np.empty((6, cap), dtype=np.int64))
-            else:
-                rows = tuple(np.empty(cap, dtype=a.dtype) for a in (W, P, V, W, P, V))
+            rows = self._rows(W.size, P.dtype, IR)
             for row, a in zip(rows, (W, P, V), strict=False):
                 row[: a.size] = a
-            IR[K.LIST_BYTES] = max(int(IR[K.LIST_BYTES]), 2 * cap * K.BYTES_PER_CANDIDATE)
             return rows
         if self.B.name == "device":
             import torch
 
             return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(self.device) for a in (W, P, V))
         return (W, P, V)
+
+    def _single(self, wsum, psum, IR=None):
+        """The list of one state (weight wsum, value psum, no decision bits), as :meth:`_lists` lays it out (the
+        compiled rows set in place: no arrays built to copy from)."""
+        if self.B.compiled:
+            rows = self._rows(1, self.p.dtype, IR)
+            rows[0][0], rows[1][0], rows[2][0] = wsum, psum, 0
+            return rows
+        w, p = np.array([wsum], dtype=self.w.dtype), np.array([psum], dtype=self.p.dtype)
+        return self._lists(w, p, np.zeros(1, np.int64), IR)
+
+    def _rows(self, size: int, dtype, IR=None) -> tuple:
+        """The compiled binding's six rows for ``size`` states of values ``dtype`` (W, P, V and their next copies):
+        they grow (doubling where the memory limit allows) as the list does, and start at a few hundred states
+        where the limit has room (growing from 2 costs a dozen allocations in a short search)."""
+        IR = self.IR if IR is None else IR
+        room = BIG if self.meter is None else self.meter.limit - self.meter.current
+        cap = max(2, 2 * size, min(START_STATES, room // (2 * K.BYTES_PER_CANDIDATE) // 4))
+        if dtype == np.int64:  # whole-number values: the six rows are views of one allocation
+            rows = tuple(np.empty((6, cap), dtype=np.int64))
+        else:
+            rows = tuple(np.empty(cap, dtype=t) for t in (np.int64, dtype, np.int64) * 2)
+        IR[K.LIST_BYTES] = max(int(IR[K.LIST_BYTES]), 2 * cap * K.BYTES_PER_CANDIDATE)
+        return rows
 
     def _rebind(self, binding) -> None:
         W, P, V = (np.array(a) for a in self.host_lists())

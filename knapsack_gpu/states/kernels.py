@@ -858,8 +858,9 @@ def start(p, w, c, integral, counting):
     keys, the set-up (:func:`setup_c`), the initial state (:func:`init_state`) at capacity c less the free items'
     weight and, where ``counting`` and the set-up found at most two offsets p - w, the counting bound
     (:func:`offset_bound_c`). Returns (the items' tuple, whether the rest was done, (p, w, keys) of the items, the
-    set-up's tuple, the state's tuple, the counting bound or -1); where it was not done, the rest are empty
-    placeholders (the caller sets up step by step)."""
+    set-up's tuple, the state's allocations (:func:`init_state`), the counting bound or -1), the totals (TS, TW,
+    VS) as pairs of scalars; where it was not done, the rest are empty placeholders (the caller sets up step by
+    step)."""
     its = items(p, w, c, integral)
     sel, TS, TW, big = its[0], its[2], its[3], its[6]
     cap = c - TW[1]
@@ -877,40 +878,60 @@ def start(p, w, c, integral, counting):
     else:  # placeholders of the same types
         su = (sel[:0], 0, 0, np.zeros(2, dtype=p.dtype), ps, True, 0, False, -1)
     bound = offset_bound_c(ps, ws, cap) if go and counting and su[7] else -1
+    # the 2-entry totals as scalars: every array returned to Python costs about a microsecond there
+    VS = su[3]
+    its = (its[0], its[1], (TS[0], TS[1]), (TW[0], TW[1]), its[4], its[5], big)
+    su = (su[0], su[1], su[2], (VS[0], VS[1]), su[4], su[5], su[6], su[7], su[8])
     return its, go, (ps, ws, kk), su, init_state(su[0], su[1], ps, ws, su[4]), bound
+
+
+def state_views(IA, DA, UP, UW, n):
+    """The arrays a search over n items keeps (SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES: see the
+    module docstring) as views of the four allocations :func:`init_state` returns: IA (int64), DA (the reduced costs'
+    dtype), UP and UW (the values' and weights' dtypes). Four arrays cross from compiled code to Python instead of
+    twelve (each costs about a microsecond there); Python calls this (uncompiled) for the same views."""
+    units = n + n // 2 + 1  # a bundle holds two items or more: at most n / 2 of them
+    size = max(n, 1)
+    SR = IA[: 2 * N_SR].reshape(2, N_SR)
+    o = 2 * N_SR
+    POOL = IA[o : o + 2 * size].reshape(2, size)
+    BUF = IA[o + 2 * size : o + 4 * size].reshape(2, size)
+    MEMBERS = IA[o + 4 * size : o + 5 * size]
+    o += 5 * size
+    UMS = IA[o : o + units]
+    UML = IA[o + units : o + 2 * units]
+    EU = IA[o + 2 * units : o + 3 * units]
+    ES = IA[o + 3 * units : o + 4 * units]
+    UD = DA[:units]
+    BUFD = DA[units : units + 2 * size].reshape(2, size)
+    return SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES
 
 
 def init_state(order, j, p, w, d):
     """The sides and units a search starts with: the break solution's items (order[:j]) in the left pool, the items
-    after the break item in the right pool, the n items as units 0..n-1 (bundles follow). Returns SR, POOL, BUF,
-    BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES (see the module docstring)."""
+    after the break item in the right pool, the n items as units 0..n-1 (bundles follow). Returns the allocations
+    (IA, DA, UP, UW) that :func:`state_views` cuts into the state's arrays."""
     n = p.shape[0]
-    units = n + n // 2 + 1  # a bundle holds two items or more: at most n / 2 of them
+    units = n + n // 2 + 1
     size = max(n, 1)
     # np.empty where every entry read is written first (no memset of arrays that scale with n)
-    SR = np.zeros((2, N_SR), dtype=np.int64)
-    POOL = np.empty((2, size), dtype=np.int64)
+    IA = np.empty(2 * N_SR + 5 * size + 4 * units, dtype=np.int64)
+    DA = np.empty(units + 2 * size, dtype=d.dtype)
+    UP = np.empty(units, dtype=p.dtype)
+    UW = np.empty(units, dtype=w.dtype)
+    SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = state_views(IA, DA, UP, UW, n)
+    SR[:, :] = 0
     POOL[LEFT, :j] = order[:j]
     POOL[RIGHT, : n - j - 1] = order[j + 1 :]
     SR[LEFT, PLEN] = j
     SR[RIGHT, PLEN] = n - j - 1
     SR[LEFT, CHUNK] = FIRST_CHUNK
     SR[RIGHT, CHUNK] = FIRST_CHUNK
-    UP = np.empty(units, dtype=p.dtype)
-    UW = np.empty(units, dtype=w.dtype)
-    UD = np.empty(units, dtype=d.dtype)
     UP[:n] = p
     UW[:n] = w
     UD[:n] = d
-    UMS = np.empty(units, dtype=np.int64)  # bundles' only: an item's members are itself
-    UML = np.empty(units, dtype=np.int64)
-    UML[:n] = 1
-    BUF = np.empty((2, size), dtype=np.int64)
-    BUFD = np.empty((2, size), dtype=d.dtype)
-    MEMBERS = np.empty(size, dtype=np.int64)
-    EU = np.empty(units, dtype=np.int64)
-    ES = np.empty(units, dtype=np.int64)
-    return SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES
+    UML[:n] = 1  # bundles' only: an item's members are itself (UMS)
+    return IA, DA, UP, UW
 
 
 # --- units ----------------------------------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def solve(eng):
     for half in halves:
         IR = np.zeros(K.N_IR, dtype=eng.IR.dtype)
         IR[K.C], IR[K.SIZE], IR[K.MEM_BYTES] = cap, 1, K.LIM
-        L = eng._lists(np.zeros(1, dtype=w.dtype), np.zeros(1, dtype=p.dtype), np.zeros(1, dtype=np.int64), IR)
+        L = eng._single(0, 0, IR)
         L = B.half_states(L, IR, half, p, w)
         s = int(IR[K.SIZE])
         lists.append((L[0][:s], L[1][:s], L[2][:s]))
