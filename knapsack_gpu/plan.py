@@ -96,13 +96,11 @@ def single_pass_bytes(p: ForwardPass, m: int, length: int, table_bytes: int) -> 
 
 
 def resolve_strategy(strategy: str | None) -> str:
+    where = "strategy"
     if strategy is None:
-        strategy = os.environ.get(ENV_STRATEGY, "auto")
-        where = f"{ENV_STRATEGY}={strategy!r}"
-    else:
-        where = f"strategy={strategy!r}"
+        strategy, where = os.environ.get(ENV_STRATEGY, "auto"), ENV_STRATEGY
     if not isinstance(strategy, str) or strategy not in STRATEGIES:
-        raise ValueError(f"{where}; choose one of {', '.join(repr(s) for s in STRATEGIES)}")
+        raise ValueError(f"{where}={strategy!r}; choose one of {', '.join(repr(s) for s in STRATEGIES)}")
     return strategy
 
 

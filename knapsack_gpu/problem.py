@@ -148,6 +148,8 @@ def _check_weights(weights: np.ndarray) -> np.ndarray:
 
 def check_capacity(capacity: object) -> int:
     """Return the capacity as a Python int, or raise TypeError/ValueError naming the problem."""
+    if type(capacity) is int and 0 <= capacity < MAX_WEIGHT:  # the common case, without the ABC checks below
+        return capacity
     if isinstance(capacity, (torch.Tensor, np.ndarray)):
         count = capacity.numel() if isinstance(capacity, torch.Tensor) else capacity.size
         if count != 1:

@@ -72,7 +72,7 @@ def _flipped(eng, x: np.ndarray, extra: tuple) -> np.ndarray:
     """The ascending items of mask ``x`` once the flips ``extra`` ((unit, sign), ...) are applied."""
     for u, sign in extra:
         x[eng.unit_items(u)] = sign > 0
-    return np.flatnonzero(x)
+    return x.nonzero()[0]  # (x is 1-D: flatnonzero's ravel is not needed)
 
 
 def selection_or_none(eng, inc) -> np.ndarray | None:
