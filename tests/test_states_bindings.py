@@ -478,6 +478,31 @@ def test_the_one_call_set_up_builds_the_engine_the_steps_build(family):
         assert one.run(None) and steps.run(None) and one.engine.z == steps.z
 
 
+@pytest.mark.parametrize("n", [1, 2, 7, 1000])
+def test_the_state_views_tile_their_allocations(n):
+    """kernels.state_views cuts init_state's four allocations into the state's twelve arrays: each has the shape the
+    engine reads, no two share memory, and together they use every entry once (a wrong offset would let one side's
+    pool overwrite another array, a search's state silently corrupted)."""
+    p = np.arange(1, n + 1, dtype=np.int64)
+    w = np.arange(2, n + 2, dtype=np.int64)
+    order = np.arange(n, dtype=np.int64)
+    j = min(1, n - 1)  # the break item's place: the item before it in the left pool, the rest in the right one
+    alloc = K.init_state(order, j, p, w, p * 3)  # uncompiled: numpy views, as the engine's
+    views = K.state_views(*alloc, n)
+    units, size = n + n // 2 + 1, max(n, 1)
+    shapes = [(2, K.N_SR), (2, size), (2, size), (2, size), (units,), (units,), (units,)] + [(units,)] * 2
+    shapes += [(size,), (units,), (units,)]
+    assert [v.shape for v in views] == shapes
+    for a in range(len(views)):
+        for b in range(a + 1, len(views)):
+            assert not np.shares_memory(views[a], views[b]), (a, b)
+    assert sum(v.size for v in views) == sum(x.size for x in alloc)
+    SR, POOL, UP, UW, UD, UML = views[0], views[1], views[4], views[5], views[6], views[8]
+    assert SR[K.LEFT, K.PLEN] == j and SR[K.RIGHT, K.PLEN] == n - j - 1
+    assert np.array_equal(UP[:n], p) and np.array_equal(UW[:n], w) and np.array_equal(UD[:n], p * 3)
+    assert np.all(UML[:n] == 1) and np.array_equal(POOL[K.RIGHT, : n - j - 1], order[j + 1 :])
+
+
 @pytest.mark.parametrize("binding", ["compiled", "python"])
 def test_a_negative_capacity_holds_nothing(binding):
     """Below capacity 0 nothing fits, not even an item of weight 0 (it once set up an engine over no items)."""
