@@ -46,8 +46,9 @@ class FileInstance:
     """An instance read from a file.
 
     Attributes:
-        weights: int64 array of shape (n,), entries in [0, 2**62); may be a strided view of the parsed rows.
-        values: shape (n,), int64 (text formats, JSON integers) or float64 (JSON with fractional values).
+        weights: int64 array of shape (n,), entries in [0, 2**62), C-contiguous.
+        values: shape (n,), int64 (text formats, JSON integers) or float64 (JSON with fractional values),
+            C-contiguous.
         capacity: in [0, 2**62).
         name: the JSON "name", pisinger-csv's name line, else the file name without its suffix.
         format: "kp", "jooken", "pisinger", "pisinger-csv" or "json".
@@ -65,6 +66,12 @@ class FileInstance:
     optimum: int | None = None
     solution: np.ndarray | None = None
     line: int = 1
+
+    def __post_init__(self) -> None:
+        # the parsers' columns are strided views of their rows: a solve would copy them on every call (and could
+        # not take the compiled checks of knapsack_gpu.problem), so the copy is made once, here
+        object.__setattr__(self, "weights", np.ascontiguousarray(self.weights))
+        object.__setattr__(self, "values", np.ascontiguousarray(self.values))
 
 
 def read_instance(
