@@ -204,10 +204,10 @@ def solve(
         raise TypeError(f"canonical must be True or False, got {canonical!r}")
     if canonical and strategy in ("states", "closed", "grouped"):
         raise ValueError(f"strategy={strategy!r} cannot promise dp_knapsack's selection; use canonical=False")
-    resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
+    states_backend = resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
     threads = check_threads(threads)
     try:
-        sol = _solve(inst, dev, backend, limit, dtype, reporter, canonical, strategy, threads)
+        sol = _solve(inst, dev, backend, limit, dtype, reporter, canonical, strategy, threads, states_backend)
     finally:
         if reporter is not None:
             reporter.flush()
@@ -228,8 +228,10 @@ def _solve(
     canonical: bool,
     strategy: str,
     threads: int = 1,
+    states_backend: str | None = None,
 ) -> Solution:
-    """solve() after validation: the states engine first (it finishes most instances), then the dense plans."""
+    """solve() after validation: the states engine first (it finishes most instances), then the dense plans.
+    ``states_backend``: the backend resolved for int64 on ``dev`` (None: resolved here)."""
     meter = Meter(default_limit(dev) if limit is None else limit, dev)
     held = HOST_BYTES_PER_ITEM * inst.n if dev.type == "cpu" else 0
     if held > meter.limit:
@@ -272,7 +274,9 @@ def _solve(
         "binding": None,
         "grouped": None,
     }
-    d = _decide(inst, dev, backend, meter, held, dtype, progress, canonical, strategy, stats)
+    d = _decide(
+        inst, dev, backend, meter, held, dtype, progress, canonical, strategy, stats, states_backend=states_backend
+    )
     run, red = d.run, d.red
     if d.outcome == "grouped":
         return _finish(inst, d.grouped, stats, meter)
@@ -346,11 +350,13 @@ def _decide(
     stats: dict,
     dry: bool = False,
     states_dev=None,
+    states_backend: str | None = None,
 ) -> Decision:
     """The states engine first (under its work budget), then the reductions and the choice of a dense plan: the
     decisions a solve takes and a dry run (``dry``: the states engine's open-ended runs are capped at
     DRY_RUN_UPDATES, and its extension within the dense plan's share is not run) reports. ``states_dev``: where the
-    states engine runs (a dry run for a device that is not present runs it on the CPU)."""
+    states engine runs (a dry run for a device that is not present runs it on the CPU); ``states_backend``: the
+    backend resolved for int64 on ``dev`` where the caller has it (None: resolved here)."""
     if strategy == "grouped":
         return Decision("grouped", grouped=_grouped(inst, meter, stats, forced=True))
 
@@ -364,8 +370,9 @@ def _decide(
     states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
     if states_meter is not None:
         sdev = dev if states_dev is None else states_dev
-        name = resolve_backend(backend, sdev, torch.int64)
-        run = _StatesRun(inst, sdev, name, states_meter, stats, progress, meter)
+        if states_backend is None or states_dev is not None:
+            states_backend = resolve_backend(backend, sdev, torch.int64)
+        run = _StatesRun(inst, sdev, states_backend, states_meter, stats, progress, meter)
         if strategy != "states":
             budget = plan_mod.states_first_budget(run.items, inst.capacity, run.bound, dev.type)
         if dry and budget is None:

@@ -100,3 +100,36 @@ def test_accepts_lists_tuples_arrays_tensors_and_scalar_types():
     ]:
         sol = knapsack_gpu.solve(w, v, c, device="cpu")
         assert (sol.value, sol.selected) == (expect.value, expect.selected)
+
+
+def test_the_compiled_checks_agree_with_numpys():
+    """make_instance checks contiguous int64 arrays in one compiled pass where the states engine's kernels are
+    loaded: it passes exactly the arrays numpy's checks pass (boundary entries at random places), and a bad entry
+    still gets numpy's message naming it."""
+    from knapsack_gpu import jit
+    from knapsack_gpu.problem import make_instance
+    from knapsack_gpu.states import modes
+
+    knapsack_gpu.solve([3, 4], [5, 6], 5, device="cpu")  # loads the compiled kernels (where numba is installed)
+    if not jit.enabled():
+        pytest.skip("numba is not installed: make_instance takes numpy's checks only")
+    assert jit.ready("i")
+    rng = np.random.default_rng(11)
+    edges = np.array([-(2**63), -1, 0, 1, 2**62 - 1, 2**62, 2**63 - 1], dtype=np.int64)
+    for trial in range(300):
+        n = int(rng.integers(1, 40))
+        w = rng.integers(0, 2**62, n, dtype=np.int64)
+        v = rng.integers(0, 2**63 - 1, n, dtype=np.int64)
+        for a in (w, v)[: 1 + trial % 2]:
+            if rng.random() < 0.7:
+                a[rng.integers(0, n)] = rng.choice(edges)
+        ok = bool((w >= 0).all() and (w < 2**62).all() and (v >= 0).all())
+        assert modes.compiled().items_valid(w, v) == ok
+        if ok:
+            inst = make_instance(w, v, 10)
+            assert inst.integral and inst.weights is w and inst.values is v
+            continue
+        bad = "weights" if not ((w >= 0).all() and (w < 2**62).all()) else "values"
+        i = int(np.flatnonzero((w < 0) | (w >= 2**62))[0] if bad == "weights" else np.flatnonzero(v < 0)[0])
+        with pytest.raises(ValueError, match=rf"{bad}\[{i}\] = "):
+            make_instance(w, v, 10)

@@ -1403,6 +1403,15 @@ def decode(P, W, V, E, IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n):
     return x, dp, dw
 
 
+def items_valid(w, v):
+    """Whether every weight (int64) lies in [0, 2**62) and every value (int64) is >= 0: the instance's checks in one
+    pass (numpy's take a reduction each); the caller names a bad entry through numpy's checks."""
+    for i in range(w.shape[0]):
+        if w[i] < 0 or w[i] >= LIM or v[i] < 0:
+            return False
+    return True
+
+
 def selection_sums(w, v, idx):
     """(weight, value) of the items ``idx`` (int64 weights and values), and whether both sums stayed below 2**62
     (False: the sums stopped there, and the caller sums again in Python integers): a solution's totals, summed again

@@ -156,6 +156,7 @@ def warm(kind: str) -> None:
     if kind == "i":
         mitm.solve(eng)  # half_states, combine
         B.selection_sums(w, p, np.array([0, 2], dtype=np.int64))
+        B.items_valid(w, p)
 
 
 @cache
