@@ -103,33 +103,46 @@ def test_accepts_lists_tuples_arrays_tensors_and_scalar_types():
 
 
 def test_the_compiled_checks_agree_with_numpys():
-    """make_instance checks contiguous int64 arrays in one compiled pass where the states engine's kernels are
-    loaded: it passes exactly the arrays numpy's checks pass (boundary entries at random places), and a bad entry
-    still gets numpy's message naming it."""
-    from knapsack_gpu import jit
-    from knapsack_gpu.problem import make_instance
+    """make_instance checks contiguous int64 weights with int64 or float64 values in one compiled pass where the
+    states engine's kernels are loaded: it passes exactly the arrays numpy's checks pass (boundary entries at random
+    places), makes of them what numpy's make (whole float values as int64 up to 2**53), and a bad entry still gets
+    numpy's message naming it."""
+    from knapsack_gpu import jit, problem
     from knapsack_gpu.states import modes
 
     knapsack_gpu.solve([3, 4], [5, 6], 5, device="cpu")  # loads the compiled kernels (where numba is installed)
     if not jit.enabled():
         pytest.skip("numba is not installed: make_instance takes numpy's checks only")
     assert jit.ready("i")
+    B = modes.compiled()
     rng = np.random.default_rng(11)
-    edges = np.array([-(2**63), -1, 0, 1, 2**62 - 1, 2**62, 2**63 - 1], dtype=np.int64)
-    for trial in range(300):
+    int_edges = np.array([-(2**63), -1, 0, 1, 2**62 - 1, 2**62, 2**63 - 1], dtype=np.int64)
+    float_edges = np.array([np.nan, np.inf, -np.inf, -1e-300, -0.0, 0.5, 2.0**53, 2.0**53 + 2, 1e300, 7.0])
+    for trial in range(600):
         n = int(rng.integers(1, 40))
         w = rng.integers(0, 2**62, n, dtype=np.int64)
-        v = rng.integers(0, 2**63 - 1, n, dtype=np.int64)
-        for a in (w, v)[: 1 + trial % 2]:
-            if rng.random() < 0.7:
-                a[rng.integers(0, n)] = rng.choice(edges)
-        ok = bool((w >= 0).all() and (w < 2**62).all() and (v >= 0).all())
-        assert modes.compiled().items_valid(w, v) == ok
+        floats = trial % 2 == 1
+        v = rng.integers(0, 2**53 if floats else 2**63 - 1, n, dtype=np.int64)
+        v = v.astype(np.float64) if floats else v
+        if trial % 4 < 2 and rng.random() < 0.7:
+            w[rng.integers(0, n)] = rng.choice(int_edges)
+        if trial % 4 >= 2 and rng.random() < 0.7:
+            v[rng.integers(0, n)] = rng.choice(float_edges if floats else int_edges)
+        w_ok = bool(((w >= 0) & (w < 2**62)).all())
+        v_ok = bool((np.isfinite(v) & (v >= 0)).all())
+        ok = w_ok and v_ok
+        whole = not floats or bool((v == np.floor(v)).all() and v.max() <= 2**53)
+        if floats:
+            assert B.float_items_valid(w, v) == (0 if not ok else 2 if whole else 1)
+        else:
+            assert B.items_valid(w, v) == ok
         if ok:
-            inst = make_instance(w, v, 10)
-            assert inst.integral and inst.weights is w and inst.values is v
+            inst = problem.make_instance(w, v, 10)
+            assert inst.weights is w and inst.integral == whole
+            assert inst.values.dtype == (np.int64 if whole else np.float64) and np.array_equal(inst.values, v)
+            assert (inst.values is v) == (not floats or not whole)
             continue
-        bad = "weights" if not ((w >= 0).all() and (w < 2**62).all()) else "values"
-        i = int(np.flatnonzero((w < 0) | (w >= 2**62))[0] if bad == "weights" else np.flatnonzero(v < 0)[0])
+        bad, a = ("weights", w) if not w_ok else ("values", v)
+        i = int(np.flatnonzero(~(((a >= 0) & (a < 2**62)) if bad == "weights" else (np.isfinite(a) & (a >= 0))))[0])
         with pytest.raises(ValueError, match=rf"{bad}\[{i}\] = "):
-            make_instance(w, v, 10)
+            problem.make_instance(w, v, 10)

@@ -36,7 +36,7 @@ def placement(device, backend: str = "auto") -> tuple[object, int]:
     """(device, states): where the list moves, and from how many states. (None, 0) on the CPU: the list stays on
     the host; a CUDA device from DEVICE_STATES states; with backend "torch"/"triton" on the CPU, torch list ops on
     CPU tensors from the first step (what tests of the device binding run without a GPU)."""
-    kind = getattr(device, "type", str(device).split(":")[0])
+    kind = getattr(device, "type", None) or str(device).split(":")[0]  # (a default argument would run str())
     if kind == "cpu" and backend in ("auto", "numpy"):
         return None, 0
     return device, DEVICE_STATES if kind != "cpu" else 0

@@ -1412,6 +1412,19 @@ def items_valid(w, v):
     return True
 
 
+def float_items_valid(w, v):
+    """:func:`items_valid` for float64 values, which must be finite too: 0 where an entry fails (the caller names it
+    through numpy's checks), 2 where every value is a whole number <= 2**53 (exact in int64), else 1. One pass where
+    numpy takes five."""
+    whole = True
+    for i in range(w.shape[0]):
+        x = v[i]
+        if w[i] < 0 or w[i] >= LIM or not x >= 0 or x == np.inf:  # (NaN fails x >= 0)
+            return 0
+        whole = whole and x == np.floor(x) and x <= EXACT_DOUBLE
+    return 2 if whole else 1
+
+
 def selection_sums(w, v, idx):
     """(weight, value) of the items ``idx`` (int64 weights and values), and whether both sums stayed below 2**62
     (False: the sums stopped there, and the caller sums again in Python integers): a solution's totals, summed again

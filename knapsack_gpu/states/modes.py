@@ -157,6 +157,7 @@ def warm(kind: str) -> None:
         mitm.solve(eng)  # half_states, combine
         B.selection_sums(w, p, np.array([0, 2], dtype=np.int64))
         B.items_valid(w, p)
+    B.float_items_valid(w, p.astype(np.float64))
 
 
 @cache
