@@ -621,6 +621,8 @@ class _StatesRun:
             progress=progress,
             # a canonical solve (the torch.compile drop-in) needs only the value: never wait for a compile
             binding="ready" if self.value_only else None,
+            # every first budget of _decide's is at least this: a search that ends within it ends here
+            first_run=plan_mod.STATES_MIN_UPDATES,
         )
         self.free, self.items = s.free, s.items
         hits = (("zero-value", s.zero_value), ("heavy", s.heavy), ("zero-weight", s.free.size))
@@ -657,9 +659,8 @@ class _StatesRun:
             binding=st.binding,
             items=int(self.items.size),
         )
-        if done and self.search.engine is not None:
-            eng = self.search.engine
-            upper = eng.ub if eng.z < eng.ub else eng.z
+        if done and self.search.proved is not None:
+            upper = self.search.proved
             free = self.search.pf
             self.out.update(
                 lower_bound=self.search.value - free,

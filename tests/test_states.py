@@ -577,3 +577,48 @@ def test_the_surrogates_ties_follow_the_original_efficiency_order(s):
     assert len(runs) >= 5 and max(len(r) for r in runs.values()) > 50
     for eff in runs.values():
         assert all(x >= y for x, y in zip(eff[:-1], eff[1:], strict=True)), "a surrogate tie out of efficiency order"
+
+
+def _first_run_and_step_by_step(p, w, c):
+    """The search with its set-up and first run in one compiled call (Search's ``first_run``) and the same search
+    step by step: (the first's result, stats and whether it ended in that call), the second's result and stats."""
+    out = []
+    for first_run in (10**9, None):
+        st = StatesStats()
+        s = Search(p, w, c, meter=Meter(10**9, torch.device("cpu")), stats=st, first_run=first_run)
+        ended = s.engine is None and s.proved is not None
+        assert s.run(None)
+        out.append((s.result(), st, ended))
+    return out
+
+
+@pytest.mark.parametrize("window", [64, 2])
+def test_a_first_run_in_one_call_is_the_search_step_by_step(monkeypatch, window):
+    """Search(first_run=...) sets the search up and runs its first run in one compiled call (kernels.first_run, the
+    planner's way in): where the search ends there, its answer, and where it goes on from there (the extras first
+    where the run stopped for them, a narrower core solved again where the decision bits do not tell the items:
+    WINDOW = 2), the whole search, are those of the same search step by step: the same value, items and stats.
+    Both happen across the classes at n = 60-1,500, and so do forced extras from the first step on."""
+    from knapsack_gpu import jit
+
+    if not jit.enabled():
+        pytest.skip("numba is not installed: there is no compiled first run")
+    monkeypatch.setattr(common, "WINDOW", window)
+    ended = went_on = 0
+    for k, family in enumerate(sorted(generate.FAMILIES)):
+        for n, R in ((60, 100), (300, 10**4), (1500, 10**6)):
+            w, v, c = generate.FAMILIES[family](np.random.default_rng(k + n), n, R)
+            p = np.asarray(v)
+            p = p.astype(np.int64) if p.dtype.kind == "f" and np.all(p == np.floor(p)) else p
+            (got, got_stats, end), (want, want_stats, _) = _first_run_and_step_by_step(p, np.asarray(w), int(c))
+            assert got[0] == want[0] and np.array_equal(got[1], want[1]), (family, n)
+            assert got_stats == want_stats, (family, n)
+            ended += end
+            went_on += not end and got_stats.state_updates > 0
+    assert ended >= 5 and went_on >= 10, (ended, went_on)
+    _force_extras(monkeypatch)  # every extra due at once: each first run stops for them after one step
+    for seed in range(6):
+        p, w, c = instance("strongly", 900 + seed, 200, 1000)
+        (got, got_stats, end), (want, want_stats, _) = _first_run_and_step_by_step(p, w, c)
+        assert not end and got[0] == want[0] and np.array_equal(got[1], want[1]) and got_stats == want_stats
+        assert got_stats.extras

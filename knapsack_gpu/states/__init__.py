@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import exact, mitm, modes, offsets
-from .common import BYTES_PER_STATE, StatesOverflow, StatesStats
-from .engine import Engine
+from .. import jit
+from . import common, exact, extras, mitm, modes, offsets
+from .common import ARMED, BIG, BYTES_PER_STATE, StatesOverflow, StatesStats
+from .engine import START_STATES, Engine
 from .exact import exact_total
 from .recover import selection, selection_or_none
 
@@ -51,6 +52,11 @@ class Search:
         lower: only solutions worth more than this count (a value some other selection reaches).
         upper: a known upper bound on the optimum: the search stops once it is reached.
         device, device_states, meter, relax, stats, depth, progress, binding: as for :class:`.engine.Engine`.
+        first_run: a work budget (state updates) the caller's first :meth:`run` will have at least: the set-up
+            and a first run within it happen here, in one compiled call (:func:`.kernels.first_run`: a small
+            instance's solve has no Python between its set-up and its answer), where the compiled binding runs a
+            top-level search (depth 0) and no device, progress, lower or upper takes part; a search that does not
+            end there goes on from where it stopped. None: the set-up only.
     """
 
     def __init__(
@@ -69,6 +75,7 @@ class Search:
         depth=0,
         progress=None,
         binding: str | None = None,
+        first_run: int | None = None,
     ):
         self.stats = stats if stats is not None else StatesStats()
         self.lower = lower
@@ -81,9 +88,19 @@ class Search:
             p, w = p[:0], w[:0]
         # weights are below 2**62: a larger capacity filters as 2**62 does (and fits the compiled int64)
         integral = p.dtype.kind != "f"
+        self.proved: int | float | None = None  # the upper bound a search proved (None: no search ran)
         pw, started = None, None  # the items' values and weights, and the engine's set-up, where start made them
+        registers = None  # the registers and list a first run left, for the engine to go on from
         if B.compiled:  # the set-up in one compiled call, where it applies (see kernels.start)
-            its, go, (ps, ws, keys), su, state, bound = B.start(p, w, min(int(c), 2**62), integral, offsets.COUNTING)
+            c62 = min(int(c), 2**62)
+            quick = first_run is not None and lower is None and upper is None and depth == 0
+            if quick and device is None and progress is None:
+                first = self._first_run(B, p, w, c62, meter, first_run, relax)
+                if first is None:
+                    return
+                (its, go, (ps, ws, keys), su, state, bound), registers = first
+            else:
+                its, go, (ps, ws, keys), su, state, bound = B.start(p, w, c62, integral, offsets.COUNTING)
             if go:
                 pw, started = (ps, ws), (keys, su, state, None if bound < 0 else int(bound))
         else:
@@ -120,7 +137,44 @@ class Search:
             # every item is below its total: under 2**53 each is an exact double
             doubles=not integral or (not big and max(int(TS[0]), int(TW[0])) < exact.EXACT_DOUBLE),
             started=started,
+            registers=registers,
         )
+
+    def _first_run(self, B, p, w, c: int, meter, budget: int, relax: bool):
+        """The set-up and first run in one compiled call (see ``first_run``): None where the search ended there,
+        else (the set-up as :meth:`.kernels.start` returns it, (IR, VR, the list, which bounds fired, the event the
+        run stopped at) where the run started, else None)."""
+        integral = p.dtype.kind != "f"
+        room = BIG if meter is None else max(0, meter.limit - meter.current)
+        # (run's first run over more than mitm.MAX_ITEMS items has a budget of mitm.LOOK_UPDATES at most; over
+        # fewer, the meet in the middle is weighed first, and first_run does not start)
+        budget = min(budget, mitm.LOOK_UPDATES)
+        size = extras.first_size(relax and integral)
+        went, event, set_up, IR, VR, L, chosen, z, ub, fired, counts = B.first_run(
+            p, w, c, integral, offsets.COUNTING, common.WINDOW, budget, room, size, START_STATES, mitm.MAX_ITEMS
+        )
+        if went < 2:
+            return set_up, (IR, VR, L, int(fired), int(event)) if went else None
+        jit.mark_ready(p.dtype.kind)  # (as the engine's run does: this process has the compiled kernels)
+        num = int if integral else float
+        self.items, self.free, TS, _, self.zero_value, self.heavy, _ = set_up[0]
+        self.pf, self.total = num(TS[1]), num(TS[0])
+        self.engine, self.mitm_switch = None, None
+        self.value, self.chosen = self.pf + num(z), chosen
+        self.proved = max(num(ub), num(z))
+        updates, core, peak, fixed_in, fixed_out, bundled, list_bytes = (int(x) for x in counts)
+        st = self.stats
+        st.binding = B.name
+        st.state_updates += updates
+        st.core += core
+        st.peak_states = max(st.peak_states, peak)
+        st.fixed_in += fixed_in
+        st.fixed_out += fixed_out
+        st.bundled = bundled
+        self._note_extras({name for bit, name in ARMED if fired & bit})
+        if meter is not None:
+            meter.note_peak(list_bytes)
+        return None
 
     def run(self, budget: int | None = None) -> bool:
         """Search on; True when done, False when the next step would pass ``budget`` state updates. Where few
@@ -152,9 +206,8 @@ class Search:
     def _finish(self, found, how: str | None) -> bool:
         """The search has ended: its value and selection (``found``: a meet in the middle's better one)."""
         eng = self.engine
-        for name in sorted(eng.fired | ({how} if how else set())):
-            if name not in self.stats.extras:
-                self.stats.extras.append(name)
+        self._note_extras(eng.fired | ({how} if how else set()))
+        self.proved = max(eng.ub, eng.z)
         if found is not None:
             value, chosen = found
         else:
@@ -162,6 +215,11 @@ class Search:
         self.value = self.pf + value
         self.chosen = None if chosen is None else self._indices(chosen)
         return True
+
+    def _note_extras(self, names: set[str]) -> None:
+        for name in sorted(names):
+            if name not in self.stats.extras:
+                self.stats.extras.append(name)
 
     def _indices(self, chosen: np.ndarray | None) -> np.ndarray:
         """Ascending instance indices of the free items and of ``chosen`` (ascending indices into the items; None:

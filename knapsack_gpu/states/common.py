@@ -22,6 +22,8 @@ BYTES_PER_STATE = 96
 BIG = 2**62  # value or weight totals past this run in Python integers (object arrays, the python binding)
 # Decision bits per state: the last WINDOW core items (one int64; tests lower it to exercise the re-solve).
 WINDOW = 64
+# The bounds :func:`.kernels.arm` reports as lowering the upper bound, by bit.
+ARMED = ((1, "offsets"), (2, "divisibility"))
 
 
 class StatesOverflow(Exception):

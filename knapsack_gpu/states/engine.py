@@ -50,6 +50,9 @@ class Engine:
             up here.
         started: (keys, the set-up's tuple, the initial state's allocations (:func:`.kernels.init_state`) or None,
             the counting bound of :mod:`.offsets` or None) where :func:`.kernels.start` made them (None: made here).
+        registers: (IR, VR, the list, the bounds :func:`.kernels.arm` reported, the event its run stopped at) where
+            a first run (:func:`.kernels.first_run`) left them, its state in ``started``: the search goes on from
+            there (the extras first, where the run stopped for them).
     """
 
     def __init__(
@@ -71,6 +74,7 @@ class Engine:
         big: bool | None = None,
         doubles: bool | None = None,
         started: tuple | None = None,
+        registers: tuple | None = None,
     ):
         self.integral = p.dtype.kind != "f"
         if big is None:
@@ -91,6 +95,7 @@ class Engine:
         self.budget: int | None = None  # state updates this run may reach (sub-searches get what is left)
         self._reported = 0  # state updates and core entries already added to stats
         self._core_reported = 0
+        self._extras_due = False  # a first run stopped for the extras: the next run fires them first
 
         B = modes.host(None if binding is None else binding, p)  # object arrays (big): the python binding
         c = int(c)
@@ -113,23 +118,6 @@ class Engine:
         self.vdtype = np.dtype(object) if self.integral and not B.compiled else p.dtype
 
         n = self.n
-        # sums past int64 (the python binding's Python integers): the capacity may pass int64 too
-        IR = self.IR = np.zeros(K.N_IR, dtype=object if self.big else np.int64)
-        VR = self.VR = np.zeros(K.N_VR, dtype=self.vdtype)
-        IR[K.C], IR[K.BRK], IR[K.WB], IR[K.WSUM] = c, b, self.wb, self.wsum
-        IR[K.INTEGRAL], IR[K.NITEMS], IR[K.NUNITS] = int(self.integral), n, n
-        IR[K.WINDOW], IR[K.TURN_LEFT], IR[K.SIZE], IR[K.D_FITS] = common.WINDOW, 1, 1, int(self.d_fits)
-        VR[K.PB], VR[K.PSUM], VR[K.UB] = self.pb, self.psum, VS[1]
-        if upper is not None:
-            VR[K.UB] = min(VR[K.UB], upper)
-        if counted is not None and counted < VR[K.UB]:
-            VR[K.UB] = counted
-            self.fired.add("offsets")
-        if g > 1:  # divisibility (RECORD): every solution is worth a multiple of g
-            ub = g * (self.num(VR[K.UB]) // g)
-            if ub < VR[K.UB]:
-                VR[K.UB] = ub
-                self.fired.add("divisibility")
         # The first incumbent: the break solution and the most valuable item after it that still fits.
         # (The item is a flip on top of the items: most searches beat this incumbent, and its array is never built.)
         z, flip = self.psum, ()
@@ -138,15 +126,29 @@ class Engine:
         self.inc = Incumbent(z, selection=self.left_items, extra=flip)
         if lower is not None and lower >= z:
             self.inc = Incumbent(lower)  # a value known to be reachable, items unknown: only better ones count
-        VR[K.Z] = self.inc.value
-        B.refresh(IR, VR)
+        if registers is None:
+            # sums past int64 (the python binding's Python integers): the capacity may pass int64 too
+            IR = np.zeros(K.N_IR, dtype=object if self.big else np.int64)
+            VR = np.zeros(K.N_VR, dtype=self.vdtype)
+            ub = self.num(VS[1]) if upper is None else min(self.num(VS[1]), upper)
+            args = (c, b, self.wb, self.wsum, n, self.integral, common.WINDOW, self.d_fits, self.pb, self.psum, ub)
+            fired = B.arm(IR, VR, *args, -1 if counted is None else counted, int(g), self.inc.value)
+        else:
+            IR, VR, L, fired, event = registers
+        self.IR, self.VR = IR, VR
+        self.fired.update(name for bit, name in common.ARMED if fired & bit)
 
         if state is None:
             state = B.init_state(order, j, p, w, self.d)
         SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = K.state_views(*state, n)
         self.SR = SR
         self.arrays = (IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, self.keys, p, w, self.d, EU, ES)
-        self.L = self._single(self.wsum, self.psum)
+        if registers is None:
+            self.L = self._single(self.wsum, self.psum)
+        else:  # what the first run did: the incumbent it found, its counts
+            self.L = L
+            self._sync()
+            self._extras_due = event == K.EXTRAS  # (its other events the next run meets again, or passes)
 
     # --- the state the extras and the recovery read -------------------------------------------------------------
 
@@ -293,6 +295,9 @@ class Engine:
         self.budget = budget
         IR = self.IR
         IR[K.BUDGET_AT] = -1 if budget is None else budget
+        if self._extras_due:
+            self._extras_due = False
+            extras.fire(self)
         while True:
             self._arm()
             event, self.L = self.B.run(self.L, *self.arrays)

@@ -149,18 +149,30 @@ def _pairing_np(eng, c, num, W, P):
 
 def _pending(eng) -> list[tuple[str, int]]:
     """The extras still to fire, with the list size past which each does."""
-    done = eng.fired_once
+    return _pending_of(eng.fired_once, eng.relax, eng.big, eng.next_pairing)
+
+
+def _pending_of(done: set, relax: bool, big: bool, next_pairing: int) -> list[tuple[str, int]]:
     out = [("gcd", common.GCD_STATES)] if "gcd" not in done else []
-    if eng.relax and "surrogate" not in done:
+    if relax and "surrogate" not in done:
         out.append(("surrogate", common.SURROGATE_STATES))
-    if not eng.big and "dominance" not in done:
+    if not big and "dominance" not in done:
         out.append(("dominance", common.DOMINANCE_STATES))
-    return out + [("pairing", eng.next_pairing)]
+    return out + [("pairing", next_pairing)]
 
 
 def next_size(eng) -> int:
     """The list size past which :func:`fire` has something to do (the kernels stop there)."""
-    return max(common.PAIRING_STATES, min(size for _, size in _pending(eng)))
+    return _next_size(_pending(eng))
+
+
+def first_size(relax: bool) -> int:
+    """:func:`next_size` of a search none of whose extras has fired yet (values in int64)."""
+    return _next_size(_pending_of(set(), relax, False, common.PAIRING_STATES))
+
+
+def _next_size(pending: list[tuple[str, int]]) -> int:
+    return max(common.PAIRING_STATES, min(size for _, size in pending))
 
 
 def fire(eng) -> None:

@@ -1377,6 +1377,104 @@ def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, 
     return DONE, L
 
 
+def arm(IR, VR, c, b, wb, wsum, n, integral, window, d_fits, pb, psum, ub, counted, g, z) -> int:
+    """The registers a search over n items starts from (the engine's, in every binding, and :func:`first_run`'s):
+    capacity c, the break item b (weight wb, value pb), the break solution (weight wsum, value psum), whole-number
+    values or not, ``window`` decision bits, the upper bound ``ub`` lowered by the counting bound ``counted`` (-1:
+    none) and to a multiple of the values' gcd ``g`` (RECORD's divisibility: every solution is worth a multiple),
+    the incumbent's value z. Returns which lowered it (1: the counting bound, 2: the divisibility, 3: both)."""
+    IR[C] = c
+    IR[INTEGRAL] = 1 if integral else 0
+    IR[BRK] = b
+    IR[WB] = wb
+    IR[WSUM] = wsum
+    IR[NITEMS] = n
+    IR[NUNITS] = n
+    IR[WINDOW] = window
+    IR[TURN_LEFT] = 1
+    IR[SIZE] = 1
+    IR[D_FITS] = 1 if d_fits else 0
+    VR[PB] = pb
+    VR[PSUM] = psum
+    VR[UB] = ub
+    fired = 0
+    if counted >= 0 and counted < VR[UB]:
+        VR[UB] = counted
+        fired |= 1
+    if g > 1 and g * (VR[UB] // g) < VR[UB]:
+        VR[UB] = g * (VR[UB] // g)
+        fired |= 2
+    VR[Z] = z
+    refresh(IR, VR)
+    return fired
+
+
+def first_run(p, w, c, integral, counting, window, budget, room, event_size, start_states, min_items):
+    """A search's set-up and first run in one call (the compiled binding's: a small instance's solve has no Python
+    between its set-up and its answer): :func:`start`, :func:`arm` (the incumbent the break solution and the most
+    valuable item after it that fits), a first list of ``start_states`` states at most (within ``room`` bytes),
+    :func:`run` until ``budget`` state updates or a list past ``event_size`` states, and the selection where the
+    search ended and the decision bits tell it all.
+
+    Returns (how far it went, the event the run returned, the set-up as :func:`start` returns it, the registers IR
+    and VR, the list, the instance indices chosen (ascending, the free items included), the optimum over the items,
+    the upper bound, which bound fired (as :func:`arm`), (state updates, core entries, the peak list, items fixed in
+    and out, bundled items, the list's bytes)). How far: 2 the search ended (the chosen items are its answer); 1 it
+    stopped for anything else, or the bits do not tell the selection (the registers, the list and the set-up's
+    state are where it stopped, for the engine to go on from); 0 it did not start (a set-up :func:`start` leaves to
+    the caller, or ``min_items`` items or fewer: the registers and the list are empty)."""
+    set_up = start(p, w, c, integral, counting)
+    its, go, (ps, ws, keys), su, state, bound = set_up
+    chosen = np.empty(0, dtype=np.int64)
+    n = ps.shape[0]
+    armed = go and n > min_items
+    IR = np.zeros(N_IR if armed else 0, dtype=np.int64)
+    VR = np.zeros(N_VR if armed else 0, dtype=ps.dtype)
+    cap = max(2, min(start_states, room // (2 * BYTES_PER_CANDIDATE) // 4)) if armed else 0  # (as the engine's)
+    W0, P0, V0 = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=ps.dtype), np.empty(cap, dtype=np.int64)
+    L = (W0, P0, V0, np.empty(cap, dtype=np.int64), np.empty(cap, dtype=ps.dtype), np.empty(cap, dtype=np.int64))
+    zero = np.int64(0)
+    if not armed:
+        z = ps[:0].sum()
+        return 0, DONE, set_up, IR, VR, L, chosen, z, z, zero, (zero, zero, zero, zero, zero, zero, zero)
+    order, j, wsum, VS, d, fits, g, _, fit = su
+    b = order[j]
+    z = VS[0] + ps[fit] if fit >= 0 else VS[0]
+    fired = arm(IR, VR, c - its[3][1], b, ws[b], wsum, n, integral, window, fits, ps[b], VS[0], VS[1], bound, g, z)
+    SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = state_views(state[0], state[1], state[2], state[3], n)
+    W0[0], P0[0], V0[0] = wsum, VS[0], 0  # the break solution
+    IR[LIST_BYTES] = 2 * cap * BYTES_PER_CANDIDATE
+    IR[BUDGET_AT] = budget
+    IR[MEM_BYTES] = room
+    IR[EVENT_SIZE] = event_size
+    IR[DEVICE_SIZE] = -1
+    IR[PROGRESS_AT] = LIM
+    event, L = run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, ps, ws, d, EU, ES)
+    counts = (IR[UPDATES], IR[ENTRIES], IR[PEAK], SR[LEFT, FIXED], SR[RIGHT, FIXED], IR[NMEMBERS], IR[LIST_BYTES])
+    if event != DONE:
+        return 1, event, set_up, IR, VR, L, chosen, VR[Z], VR[UB], fired, counts
+    left = order[:j]
+    if IR[INC_NEW] == 1:  # a state raised z: its items, as far as its bits tell
+        x, dp, dw = decode(
+            VR[INC_P], IR[INC_W], IR[INC_V], IR[INC_E], IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n
+        )
+        if dw != 0 or (dp != 0 if integral else abs(dp) > VR[Z1] - VR[Z]):
+            return 1, event, set_up, IR, VR, L, chosen, VR[Z], VR[UB], fired, counts
+    else:  # the first incumbent: the break solution and the item that fits beside it
+        x = np.zeros(n, dtype=np.bool_)
+        for t in range(j):
+            x[left[t]] = True
+        if fit >= 0:
+            x[fit] = True
+    items, free = its[0], its[1]
+    mask = np.zeros(p.shape[0], dtype=np.bool_)
+    for t in range(n):
+        mask[items[t]] = x[t]
+    for t in range(free.shape[0]):
+        mask[free[t]] = True
+    return 2, event, set_up, IR, VR, L, np.flatnonzero(mask), VR[Z], VR[UB], fired, counts
+
+
 # --- the incumbent's items -----------------------------------------------------------------------------------------
 
 

@@ -140,8 +140,9 @@ def warm(kind: str) -> None:
     B = compiled()
     p = np.array([7, 5, 4, 3, 3, 3, 3, 2, 9, 8], dtype=dtype)
     w = np.array([5, 4, 3, 2, 2, 2, 2, 2, 7, 6], dtype=np.int64)
-    s = Search(p, w, 12, binding="compiled")  # items, setup, init_state, refresh
+    s = Search(p, w, 12, binding="compiled")  # items, setup, init_state, arm, refresh
     s.run(None)  # run (and everything it calls)
+    B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, 256, 256, 0)  # (over any number of items)
     eng = Search(p, w, 12, binding="compiled").engine
     eng.run(0)
     W, P, _ = eng.host_lists()
