@@ -163,14 +163,9 @@ class Search:
         self.value, self.chosen = self.pf + num(z), chosen
         self.proved = max(num(ub), num(z))
         updates, core, peak, fixed_in, fixed_out, bundled, list_bytes = (int(x) for x in counts)
-        st = self.stats
-        st.binding = B.name
-        st.state_updates += updates
-        st.core += core
-        st.peak_states = max(st.peak_states, peak)
-        st.fixed_in += fixed_in
-        st.fixed_out += fixed_out
-        st.bundled = bundled
+        self.stats.binding = B.name
+        self.stats.add_run(updates, core, peak)
+        self.stats.add_fixing(fixed_in, fixed_out, bundled)  # (a first run is a top-level search's)
         self._note_extras({name for bit, name in ARMED if fired & bit})
         if meter is not None:
             meter.note_peak(list_bytes)

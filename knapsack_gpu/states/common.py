@@ -58,6 +58,18 @@ class StatesStats:
     resolves: int = 0
     binding: str | None = None
 
+    def add_run(self, updates: int, core: int, peak: int) -> None:
+        """A run's new state updates and core entries, and the list's peak."""
+        self.state_updates += updates
+        self.core += core
+        self.peak_states = max(self.peak_states, peak)
+
+    def add_fixing(self, fixed_in: int, fixed_out: int, bundled: int) -> None:
+        """What a top-level search fixed and bundled (sub-searches' fixing is not counted)."""
+        self.fixed_in += fixed_in
+        self.fixed_out += fixed_out
+        self.bundled = bundled
+
 
 @dataclass
 class Incumbent:

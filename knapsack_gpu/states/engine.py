@@ -342,15 +342,12 @@ class Engine:
             P = self.num(self.VR[K.INC_P])
             if P > self.inc.value or self.inc.state is None:
                 self.inc = Incumbent(P, state=(P, ir[K.INC_W], ir[K.INC_V], ir[K.INC_E]))
-        st = self.stats
         done = ir[K.UPDATES]
-        st.state_updates += done - self._reported
-        st.core += ir[K.ENTRIES] - self._core_reported
+        self.stats.add_run(done - self._reported, ir[K.ENTRIES] - self._core_reported, ir[K.PEAK])
         self._core_reported = ir[K.ENTRIES]
         if self.progress is not None and done > self._reported:
             self.progress.add(done - self._reported)
         self._reported = done
-        st.peak_states = max(st.peak_states, ir[K.PEAK])
         if self.meter is not None:
             self.meter.note_peak(ir[K.LIST_BYTES])
 
@@ -364,9 +361,8 @@ class Engine:
 
     def _done(self) -> bool:
         if self.depth == 0:
-            self.stats.fixed_in += int(self.SR[K.LEFT, K.FIXED])
-            self.stats.fixed_out += int(self.SR[K.RIGHT, K.FIXED])
-            self.stats.bundled = self.bundled()
+            fixed_in, fixed_out = self.SR[:, K.FIXED].tolist()
+            self.stats.add_fixing(fixed_in, fixed_out, self.bundled())
         self.SR[:, K.FIXED] = 0
         return True
 

@@ -1458,7 +1458,7 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
         x, dp, dw = decode(
             VR[INC_P], IR[INC_W], IR[INC_V], IR[INC_E], IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n
         )
-        if dw != 0 or (dp != 0 if integral else abs(dp) > VR[Z1] - VR[Z]):
+        if not told(dp, dw, integral, VR[Z1], VR[Z]):
             return 1, event, set_up, IR, VR, L, chosen, VR[Z], VR[UB], fired, counts
     else:  # the first incumbent: the break solution and the item that fits beside it
         x = np.zeros(n, dtype=np.bool_)
@@ -1499,6 +1499,13 @@ def decode(P, W, V, E, IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n):
             dp -= sign * UP[u]
             dw -= sign * UW[u]
     return x, dp, dw
+
+
+def told(dp, dw, integral, z1, z) -> bool:
+    """Whether a state's bits told all its items: nothing left of its value and weight beyond the flips
+    :func:`decode` applied (floats: within the margin z1 - z of their rounding). Else :mod:`.recover` solves the
+    older core again."""
+    return dw == 0 and (dp == 0 if integral else abs(dp) <= z1 - z)
 
 
 def items_valid(w, v):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import kernels
 from .exact import exact_total
 
 
@@ -29,8 +30,7 @@ def selection(eng, inc) -> np.ndarray | None:
     )
     dp, dw = eng.num(dp), int(dw)
     start = max(0, E - eng.window)
-    settled = dw == 0 and (dp == 0 if eng.integral else abs(dp) <= eng.z1 - eng.z)
-    if not settled:
+    if not kernels.told(dp, dw, eng.integral, eng.z1, eng.z):
         from . import solve_items
 
         entries = eng.entries()
