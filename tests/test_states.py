@@ -622,3 +622,38 @@ def test_a_first_run_in_one_call_is_the_search_step_by_step(monkeypatch, window)
         (got, got_stats, end), (want, want_stats, _) = _first_run_and_step_by_step(p, w, c)
         assert not end and got[0] == want[0] and np.array_equal(got[1], want[1]) and got_stats == want_stats
         assert got_stats.extras
+
+
+def test_a_first_run_with_lower_and_upper_bounds_is_the_search_step_by_step():
+    """A sub-search's way in (a surrogate's solve, a recovery's): Search with ``lower`` (only better solutions
+    count, items unknown: where none is better, the answer is (lower, None)) and ``upper`` (stop once z meets it),
+    at depth 1, with its set-up and first run in one compiled call, against the same search step by step: the same
+    result and stats, over bounds below, at and above the optimum, and with free items (weight 0) whose value the
+    bounds include."""
+    from knapsack_gpu import jit
+
+    if not jit.enabled():
+        pytest.skip("numba is not installed: there is no compiled first run")
+    ended = nothing = 0
+    for k, family in enumerate(("uncorrelated", "weakly", "strongly", "almost-strongly", "subset-sum", "circle")):
+        for n in (50, 400):
+            p, w, c = instance(family, 70 + k * 7 + n, n, 1000)
+            w = w.copy()
+            w[:3] = 0  # free items: the bounds count their value
+            opt = textbook(w, p, c)
+            for lower, upper in ((None, None), (opt - 1, opt), (opt - 50, None), (opt, None), (None, opt + 5)):
+                out = []
+                for first_run in (10**9, None):
+                    st = StatesStats()
+                    s = Search(p, w, c, lower=lower, upper=upper, depth=1, stats=st, first_run=first_run)
+                    end = s.engine is None and s.proved is not None
+                    assert s.run(None)
+                    out.append((s.result(), st, end))
+                (got, got_stats, end), (want, _, _) = out
+                assert got[0] == want[0] and (got[1] is None) == (want[1] is None), (family, n, lower, upper)
+                assert got[1] is None or np.array_equal(got[1], want[1])
+                assert got_stats == out[1][1], (family, n, lower, upper)
+                assert got[0] == (opt if lower is None or opt > lower else lower)
+                ended += end
+                nothing += end and got[1] is None
+    assert ended >= 10 and nothing >= 2, (ended, nothing)

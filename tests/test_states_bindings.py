@@ -532,3 +532,88 @@ def brute_value(p, w, c):
         if wi <= c:
             best[wi:] = np.maximum(best[wi:], best[: c + 1 - wi] + pi)
     return int(best[c])
+
+
+def _cases_both_ways(monkeypatch, fams, sizes, oracle, seeds=2):
+    """Solve generated instances with every extra due early, comparing each surrogate case's compiled set-up
+    (kernels.surrogate_case) and each open-items pass (kernels.open_items) with their numpy / Python-integer twins
+    at the moment the engine calls them, and each answer with ``oracle(w, p, c)``; returns how often each status
+    came back."""
+    from knapsack_gpu.states import common, engine, relax
+
+    real_open = engine.Engine.open_items
+    statuses = {0: 0, 1: 0, 2: 0, "open": 0}
+
+    def open_items(eng):
+        got = real_open(eng)
+        if eng.B.compiled and eng.d_fits:
+            eng.B = modes.python()  # the numpy branch of the same method
+            try:
+                want = real_open(eng)
+            finally:
+                eng.B = modes.compiled()
+            assert all(np.array_equal(a, b) and a.dtype == np.int64 for a, b in zip(got, want, strict=True))
+            statuses["open"] += 1
+        return got
+
+    def case(eng, sign, card, items, fixed_in):
+        args = (eng.p, eng.w, eng.c, items, fixed_in, sign, card, eng.ub, eng.z)
+        got = eng.B.surrogate_case(*args)
+        statuses[int(got[0])] += 1
+        if got[0] != 2:
+            want = relax._prepare(eng, sign, card, items, fixed_in)
+            assert [int(x) for x in got[:6]] == [int(x) for x in want[:6]], (got[:6], want[:6])
+            for a, b in zip(got[6:], want[6:], strict=True):
+                assert np.array_equal(a, b)
+            interpreted = modes.python().surrogate_case(*args)  # the kernel's code itself, uncompiled
+            assert [int(x) for x in interpreted[:6]] == [int(x) for x in got[:6]]
+        return real_case(eng, sign, card, items, fixed_in)
+
+    real_case = relax._case
+    monkeypatch.setattr(relax, "_case", case)
+    monkeypatch.setattr(engine.Engine, "open_items", open_items)
+    monkeypatch.setattr(common, "SURROGATE_STATES", 0)
+    monkeypatch.setattr(common, "GCD_STATES", 0)
+    for k, family in enumerate(fams):
+        for n, R in sizes:
+            for seed in range(seeds):
+                w, v, c = generate.FAMILIES[family](np.random.default_rng(100 * k + seed), n, R)
+                p, w = np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64)
+                got = knapsack_gpu.solve(w, p, int(c), device="cpu")
+                assert got.value == oracle(w, p, int(c)), family
+                assert int(w[got.indices].sum()) <= c
+    return statuses
+
+
+def test_the_surrogate_set_up_and_open_items_in_one_pass_are_their_twins(monkeypatch):
+    """The surrogate case's set-up in one compiled pass (the multiplier, the exact bound, the items the multiplier
+    frees, the others in tie order) and the open items in one pass are, call for call inside real searches, what
+    the numpy and Python-integer code computes (and the kernel interpreted computes what it compiled does); both
+    statuses that matter (bound only, solve the surrogate) occur, and every answer is the DP's."""
+    if not jit.enabled():
+        pytest.skip("numba is not installed: there is no compiled binding")
+    fams = ["almost-strongly", "strongly", "inverse-strongly", "similar-weights", "circle", "weakly"]
+    dp = lambda w, p, c: knapsack_gpu.solve(w, p, c, device="cpu", strategy="dense").value  # noqa: E731
+    seen = _cases_both_ways(monkeypatch, fams, ((200, 1000), (600, 10**4)), dp)
+    assert seen[0] >= 5 and seen[1] >= 5 and seen["open"] >= 20, seen
+
+
+def test_a_surrogate_past_int64_products_bounds_in_python_integers(monkeypatch):
+    """Weights and values near 2**40 (almost strongly correlated: the surrogate gets as far as its bound): the
+    exact bound's products could pass int64, so the compiled set-up says so (status 2) and the Python-integer twin
+    bounds instead; the answers stay the DP's."""
+    if not jit.enabled():
+        pytest.skip("numba is not installed: there is no compiled binding")
+    scale = 2**28  # a weight R of 2**12 times this: products of two near 2**80
+
+    def big(rng, n, R):
+        w, v, c = generate.FAMILIES["almost-strongly"](rng, n, R)
+        return np.asarray(w) * scale, np.asarray(v) * scale, int(c) * scale
+
+    monkeypatch.setitem(generate.FAMILIES, "big-almost-strongly", big)
+
+    def scaled_dp(w, p, c):  # every number a multiple of scale: the optimum is scale times the unscaled one's
+        return scale * knapsack_gpu.solve(w // scale, p // scale, c // scale, device="cpu", strategy="dense").value
+
+    seen = _cases_both_ways(monkeypatch, ["big-almost-strongly"], ((60, 2**12), (200, 1000)), scaled_dp, seeds=3)
+    assert seen[2] >= 1, seen

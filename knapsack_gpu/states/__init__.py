@@ -54,9 +54,9 @@ class Search:
         device, device_states, meter, relax, stats, depth, progress, binding: as for :class:`.engine.Engine`.
         first_run: a work budget (state updates) the caller's first :meth:`run` will have at least: the set-up
             and a first run within it happen here, in one compiled call (:func:`.kernels.first_run`: a small
-            instance's solve has no Python between its set-up and its answer), where the compiled binding runs a
-            top-level search (depth 0) and no device, progress, lower or upper takes part; a search that does not
-            end there goes on from where it stopped. None: the set-up only.
+            instance's solve, or a surrogate's, has no Python between its set-up and its answer), where the compiled
+            binding runs the search and no device or progress takes part; a search that does not end there goes on
+            from where it stopped. None: the set-up only.
     """
 
     def __init__(
@@ -93,9 +93,9 @@ class Search:
         registers = None  # the registers and list a first run left, for the engine to go on from
         if B.compiled:  # the set-up in one compiled call, where it applies (see kernels.start)
             c62 = min(int(c), 2**62)
-            quick = first_run is not None and lower is None and upper is None and depth == 0
-            if quick and device is None and progress is None:
-                first = self._first_run(B, p, w, c62, meter, first_run, relax)
+            quick = first_run is not None and device is None and progress is None
+            if quick and (lower is None or _int64(lower)) and (upper is None or _int64(upper)):
+                first = self._first_run(B, p, w, c62, meter, first_run, relax, lower, upper, depth)
                 if first is None:
                     return
                 (its, go, (ps, ws, keys), su, state, bound), registers = first
@@ -140,7 +140,7 @@ class Search:
             registers=registers,
         )
 
-    def _first_run(self, B, p, w, c: int, meter, budget: int, relax: bool):
+    def _first_run(self, B, p, w, c: int, meter, budget: int, relax: bool, lower, upper, depth: int):
         """The set-up and first run in one compiled call (see ``first_run``): None where the search ended there,
         else (the set-up as :meth:`.kernels.start` returns it, (IR, VR, the list, which bounds fired, the event the
         run stopped at) where the run started, else None)."""
@@ -150,9 +150,14 @@ class Search:
         # fewer, the meet in the middle is weighed first, and first_run does not start)
         budget = min(budget, mitm.LOOK_UPDATES)
         size = extras.first_size(relax and integral)
-        went, event, set_up, IR, VR, L, chosen, z, ub, fired, counts = B.first_run(
-            p, w, c, integral, offsets.COUNTING, common.WINDOW, budget, room, size, START_STATES, mitm.MAX_ITEMS
-        )
+        # (lower and upper lie within the instance's totals, below 2**62: the compiled binding runs no larger ones)
+        limits, lo, up, t = 0, 0, 0, int if integral else float  # (Python scalars: numba types them fastest)
+        if lower is not None:
+            limits, lo = 1, lower
+        if upper is not None:
+            limits, up = limits | 2, upper
+        args = (offsets.COUNTING, common.WINDOW, budget, room, size, START_STATES, mitm.MAX_ITEMS, limits, t(lo), t(up))
+        went, event, set_up, IR, VR, L, chosen, z, ub, fired, counts = B.first_run(p, w, c, integral, *args)
         if went < 2:
             return set_up, (IR, VR, L, int(fired), int(event)) if went else None
         jit.mark_ready(p.dtype.kind)  # (as the engine's run does: this process has the compiled kernels)
@@ -160,12 +165,13 @@ class Search:
         self.items, self.free, TS, _, self.zero_value, self.heavy, _ = set_up[0]
         self.pf, self.total = num(TS[1]), num(TS[0])
         self.engine, self.mitm_switch = None, None
-        self.value, self.chosen = self.pf + num(z), chosen
+        self.value, self.chosen = self.pf + num(z), None if went == 3 else chosen
         self.proved = max(num(ub), num(z))
         updates, core, peak, fixed_in, fixed_out, bundled, list_bytes = (int(x) for x in counts)
         self.stats.binding = B.name
         self.stats.add_run(updates, core, peak)
-        self.stats.add_fixing(fixed_in, fixed_out, bundled)  # (a first run is a top-level search's)
+        if depth == 0:  # (as the engine's: a sub-search's fixing is not counted)
+            self.stats.add_fixing(fixed_in, fixed_out, bundled)
         self._note_extras({name for bit, name in ARMED if fired & bit})
         if meter is not None:
             meter.note_peak(list_bytes)
@@ -242,14 +248,19 @@ class Search:
         return self.pf + eng.z, sel
 
 
+def _int64(x) -> bool:
+    """Whether a bound fits the compiled kernels' int64 (floats do)."""
+    return isinstance(x, float) or -BIG < x < BIG
+
+
 def solve_items(p: np.ndarray, w: np.ndarray, c: int, *, max_updates=None, **options):
-    """:class:`Search` to the end (``options`` as for it): (value, ascending indices), or (lower, None) when nothing
-    beats ``lower``.
+    """:class:`Search` to the end (``options`` as for it), its set-up and first run in one compiled call where it
+    applies: (value, ascending indices), or (lower, None) when nothing beats ``lower``.
 
     Raises:
         StatesOverflow: the list outgrew the memory limit or ``max_updates`` state updates.
     """
-    s = Search(p, w, c, **options)
+    s = Search(p, w, c, first_run=BIG if max_updates is None else max_updates, **options)
     if not s.run(max_updates):
         eng = s.engine
         raise eng._overflow(f"the states list passed its work budget of {max_updates} state updates", eng.size)

@@ -531,6 +531,84 @@ def surrogate_bisect(p, w, c, lo, hi, card, start):
     return best_s, best_b
 
 
+def open_items(d, left, brk, gap):
+    """:meth:`.engine.Engine.open_items` where the reduced costs ``d`` fit (the compiled binding's): the items a
+    solution better than z may flip (the break item ``brk``, the break solution's items ``left`` with d <= gap, the
+    others with d >= -gap) and the items of ``left`` fixed in, both ascending."""
+    n = d.shape[0]
+    inside = np.zeros(n, dtype=np.bool_)
+    for t in range(left.shape[0]):
+        inside[left[t]] = True
+    items, fixed = np.empty(n, dtype=np.int64), np.empty(left.shape[0], dtype=np.int64)
+    ni, nf = 0, 0
+    for i in range(n):
+        if i == brk or (d[i] <= gap if inside[i] else d[i] >= -gap):
+            items[ni] = i
+            ni += 1
+        elif inside[i]:
+            fixed[nf] = i
+            nf += 1
+    return items[:ni], fixed[:nf]
+
+
+def surrogate_case(P, Wt, c, items, fixed_in, sign, card, ub, z):
+    """What :func:`.relax._case` does before the surrogate's own solve, in one pass for int64 values (the compiled
+    binding's; :mod:`.relax` holds the exact twin in Python integers): the open ``items`` with the fixed ones'
+    (``fixed_in``) value p1 and weight taken off capacity c, the multiplier s by :func:`surrogate_bisect` over
+    [0, max w] (sign 1: at most ``card`` items) or [-max w, 0] (sign -1: at least), the exact Lagrangian bound u of
+    the surrogate at its break item's slope, and the surrogate problem: the items its weights w + s make free
+    (``forced``), the others in :func:`.relax.tie_order`, their values and weights, the room and value left.
+
+    Returns (status, u, s, the value of p1 and the forced items, the room, the count k the open items may hold,
+    forced, rest, p[rest], (w + s)[rest]), positions into ``items``. Status 0: u is the case's bound (z where no
+    solution of the case exists, ``ub`` where no multiplier beat it, or u <= z: no sub-solve); 1: solve the
+    surrogate problem; 2: a product or sum could pass int64, the caller bounds in Python integers."""
+    m = items.shape[0]
+    p, w = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+    for t in range(m):
+        p[t], w[t] = P[items[t]], Wt[items[t]]
+    p1, wf = np.int64(0), np.int64(0)
+    for t in range(fixed_in.shape[0]):
+        p1 += P[fixed_in[t]]
+        wf += Wt[fixed_in[t]]
+    cc = c - wf
+    k = card - fixed_in.shape[0]
+    none = np.empty(0, dtype=np.int64)
+    if cc < 0 or k < 0 or (sign < 0 and k > m):
+        return 0, z, 0, p1, cc, k, none, none, none, none
+    top = w.max()
+    if float(top) * max(k, 1) >= LIM:  # (c + s k must stay exact)
+        return 2, z, 0, p1, cc, k, none, none, none, none
+    lo, hi = (0, top) if sign > 0 else (-top, 0)
+    s, b = surrogate_bisect(p.astype(np.float64), w.astype(np.float64), float(cc), lo, hi, k, float(ub - p1))
+    if s == 0:
+        return 0, ub, s, p1, cc, k, none, none, none, none
+    cs = max(0, cc + s * k)
+    ws = w + s
+    if b < 0:  # every item fits
+        u = p1 + p.sum()
+    else:
+        pb, wb = p[b], ws[b]  # the sum below is at most sum(p) wb + sum(|w + s|) pb
+        if float(p.sum()) * wb + float(np.abs(ws).sum()) * pb + float(pb) * cs >= LIM:
+            return 2, z, s, p1, cc, k, none, none, none, none
+        acc = np.int64(0)
+        for t in range(m):
+            d = p[t] * wb - ws[t] * pb
+            if d > 0:
+                acc += d
+        u = p1 + (pb * cs + acc) // wb
+    if u <= z:
+        return 0, u, s, p1, cc, k, none, none, none, none
+    forced, rest = np.flatnonzero(ws <= 0), np.flatnonzero(ws > 0)
+    pr = p[rest]
+    rest = rest[np.argsort(pr if s > 0 else -pr, kind="mergesort")]
+    ps, room = p1, cs
+    for t in range(forced.shape[0]):
+        ps += p[forced[t]]
+        room -= ws[forced[t]]
+    return 1, u, s, ps, room, k, forced, rest, p[rest], ws[rest]
+
+
 def lp_at_c(p, w, psum, wsum, fs, cap, kk, band):
     """The greedy LP of float items (p, w + fs) at capacity cap, items of weight <= 0 taken first: (everything fits,
     value and weight of the items before the break item, its value and weight, how many items precede it, the break
@@ -1409,20 +1487,23 @@ def arm(IR, VR, c, b, wb, wsum, n, integral, window, d_fits, pb, psum, ub, count
     return fired
 
 
-def first_run(p, w, c, integral, counting, window, budget, room, event_size, start_states, min_items):
-    """A search's set-up and first run in one call (the compiled binding's: a small instance's solve has no Python
-    between its set-up and its answer): :func:`start`, :func:`arm` (the incumbent the break solution and the most
-    valuable item after it that fits), a first list of ``start_states`` states at most (within ``room`` bytes),
+def first_run(p, w, c, integral, counting, window, budget, room, event_size, start_states, min_items, limits, lo, up):
+    """A search's set-up and first run in one call (the compiled binding's: a small instance's solve, or a
+    surrogate's, has no Python between its set-up and its answer): :func:`start`, :func:`arm` (the incumbent the
+    break solution and the most valuable item after it that fits, or ``lo`` where that is worth more: a value
+    reached elsewhere, items unknown), a first list of ``start_states`` states at most (within ``room`` bytes),
     :func:`run` until ``budget`` state updates or a list past ``event_size`` states, and the selection where the
-    search ended and the decision bits tell it all.
+    search ended and the decision bits tell it all. ``limits``: bit 1 ``lo`` counts, bit 2 the upper bound ``up``
+    (the search stops once z meets it): :class:`Search`'s ``lower`` and ``upper``, the free items' value in them.
 
     Returns (how far it went, the event the run returned, the set-up as :func:`start` returns it, the registers IR
     and VR, the list, the instance indices chosen (ascending, the free items included), the optimum over the items,
     the upper bound, which bound fired (as :func:`arm`), (state updates, core entries, the peak list, items fixed in
-    and out, bundled items, the list's bytes)). How far: 2 the search ended (the chosen items are its answer); 1 it
-    stopped for anything else, or the bits do not tell the selection (the registers, the list and the set-up's
-    state are where it stopped, for the engine to go on from); 0 it did not start (a set-up :func:`start` leaves to
-    the caller, or ``min_items`` items or fewer: the registers and the list are empty)."""
+    and out, bundled items, the list's bytes)). How far: 3 the search ended and nothing beat ``lo``; 2 the search
+    ended (the chosen items are its answer); 1 it stopped for anything else, or the bits do not tell the selection
+    (the registers, the list and the set-up's state are where it stopped, for the engine to go on from); 0 it did
+    not start (a set-up :func:`start` leaves to the caller, or ``min_items`` items or fewer: the registers and the
+    list are empty)."""
     set_up = start(p, w, c, integral, counting)
     its, go, (ps, ws, keys), su, state, bound = set_up
     chosen = np.empty(0, dtype=np.int64)
@@ -1440,7 +1521,12 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
     order, j, wsum, VS, d, fits, g, _, fit = su
     b = order[j]
     z = VS[0] + ps[fit] if fit >= 0 else VS[0]
-    fired = arm(IR, VR, c - its[3][1], b, ws[b], wsum, n, integral, window, fits, ps[b], VS[0], VS[1], bound, g, z)
+    pf = its[2][1]  # (the free items' value: lo and up are the instance's)
+    unknown = limits & 1 and lo - pf >= z  # (the incumbent is a value without items)
+    if unknown:
+        z = lo - pf
+    ub = min(VS[1], up - pf) if limits & 2 else VS[1]
+    fired = arm(IR, VR, c - its[3][1], b, ws[b], wsum, n, integral, window, fits, ps[b], VS[0], ub, bound, g, z)
     SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = state_views(state[0], state[1], state[2], state[3], n)
     W0[0], P0[0], V0[0] = wsum, VS[0], 0  # the break solution
     IR[LIST_BYTES] = 2 * cap * BYTES_PER_CANDIDATE
@@ -1460,6 +1546,8 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
         )
         if not told(dp, dw, integral, VR[Z1], VR[Z]):
             return 1, event, set_up, IR, VR, L, chosen, VR[Z], VR[UB], fired, counts
+    elif unknown:
+        return 3, event, set_up, IR, VR, L, chosen, VR[Z], VR[UB], fired, counts
     else:  # the first incumbent: the break solution and the item that fits beside it
         x = np.zeros(n, dtype=np.bool_)
         for t in range(j):

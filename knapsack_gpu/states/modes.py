@@ -142,9 +142,10 @@ def warm(kind: str) -> None:
     w = np.array([5, 4, 3, 2, 2, 2, 2, 2, 7, 6], dtype=np.int64)
     s = Search(p, w, 12, binding="compiled")  # items, setup, init_state, arm, refresh
     s.run(None)  # run (and everything it calls)
-    B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, 256, 256, 0)  # (over any number of items)
+    B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, 256, 256, 0, 3, p[0], p[0])  # (any number of items)
     eng = Search(p, w, 12, binding="compiled").engine
     eng.run(0)
+    eng.open_items()
     W, P, _ = eng.host_lists()
     B.pair_c(W, P, *eng.arrays[:16])
     a = eng.arrays
@@ -154,6 +155,8 @@ def warm(kind: str) -> None:
     B.counted(12, w[:3], w[3:], 1, -2)
     B.count_within(w, 12)
     B.surrogate_bisect(p.astype(np.float64), w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
+    if kind == "i":
+        B.surrogate_case(p, w, 12, np.arange(8), np.array([8, 9]), 1, 3, 30, 20)
     if kind == "i":
         mitm.solve(eng)  # half_states, combine
         B.selection_sums(w, p, np.array([0, 2], dtype=np.int64))

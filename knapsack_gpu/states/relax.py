@@ -38,7 +38,7 @@ def tie_order(p: np.ndarray, s: int) -> np.ndarray:
     cardinality. Items of one surrogate ratio r have p = r (w + s), so p / w = r (1 + s / w) falls as p grows where
     s > 0 and rises where s < 0: sorting by value is enough (equal values there are identical items), and costs a
     sort of the open items where the original order took one of every item."""
-    return np.argsort(p if s > 0 else -p)
+    return np.argsort(p if s > 0 else -p, kind="stable")
 
 
 def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start) -> tuple[int, int]:
@@ -60,35 +60,59 @@ def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start) -> tuple[int,
 def _case(eng, sign: int, card: int, items: np.ndarray, fixed_in: np.ndarray):
     """An upper bound on the solutions better than z holding <= card items (sign 1: multipliers s in [0, max w]) or
     >= card items (sign -1: s in [-max w, 0]); z where there is none. Only the open ``items`` take part: every better
-    solution holds the items the Dembo-Hammer test fixed at their break-solution values (``fixed_in``: those at 1)."""
-    from . import solve_items
-    from .common import Incumbent, StatesOverflow
+    solution holds the items the Dembo-Hammer test fixed at their break-solution values (``fixed_in``: those at 1).
+    The set-up is one compiled call (:func:`.kernels.surrogate_case`) where the engine's values are int64 and its
+    products fit; :func:`_prepare` is its twin in Python integers."""
+    got = None
+    if eng.B.compiled:  # (a search whose sums pass int64 runs the python binding)
+        got = eng.B.surrogate_case(eng.p, eng.w, eng.c, items, fixed_in, sign, card, eng.ub, eng.z)
+        if got[0] == 2:
+            got = None
+    status, u, s, ps, room, k, forced, rest, p_rest, ws_rest = got or _prepare(eng, sign, card, items, fixed_in)
+    if status == 0:
+        return eng.num(u)
+    return _solve(eng, int(u), int(ps), int(room), int(k), items, fixed_in, forced, rest, p_rest, ws_rest)
 
+
+def _prepare(eng, sign: int, card: int, items: np.ndarray, fixed_in: np.ndarray) -> tuple:
+    """:func:`.kernels.surrogate_case` in numpy and Python integers (any size of values and weights)."""
     p, w, z = eng.p[items], eng.w[items], eng.z
     p1 = exact_total(eng.p[fixed_in])
     c = eng.c - exact_total(eng.w[fixed_in])
     k = card - int(fixed_in.size)  # what the open items may hold
+    none = np.empty(0, dtype=np.int64)
     if c < 0 or k < 0 or (sign < 0 and k > items.size):
-        return z
+        return 0, z, 0, p1, c, k, none, none, none, none
     top = int(w.max())
     s, b = _search(eng, p, w, c, 0 if sign > 0 else -top, top if sign > 0 else 0, k, eng.ub - p1)
     if s == 0:
-        return eng.ub  # no multiplier beat the bound the search has
+        return 0, eng.ub, s, p1, c, k, none, none, none, none  # no multiplier beat the bound the search has
     cs = max(0, c + s * k)
     ws = w + s
     u = p1 + exact_bound(p, ws, cs, b)
     if u <= z:
-        return u
+        return 0, u, s, p1, c, k, none, none, none, none
     forced = np.flatnonzero(ws <= 0)
     rest = np.flatnonzero(ws > 0)
     rest = rest[tie_order(p[rest], s)]
     ps = p1 + exact_total(p[forced])
     room = cs - exact_total(ws[forced])
+    return 1, u, s, ps, room, k, forced, rest, p[rest], ws[rest]
+
+
+def _solve(eng, u: int, ps: int, room: int, k: int, items, fixed_in, forced, rest, p_rest, ws_rest) -> int:
+    """The surrogate problem solved exactly (values ``p_rest``, weights ``ws_rest``, capacity ``room``; the forced
+    items' value ``ps`` on top): its optimum bounds the case (its LP bound ``u`` where the solve overflows), and
+    where it holds exactly k items and beats z it is the new incumbent."""
+    from . import solve_items
+    from .common import Incumbent, StatesOverflow
+
+    z = eng.z
     budget = None if eng.budget is None else max(0, eng.budget - eng.stats.state_updates)
     try:
         value, sel = solve_items(
-            p[rest],
-            ws[rest],
+            p_rest,
+            ws_rest,
             room,
             lower=z - ps,
             device=eng.device,
