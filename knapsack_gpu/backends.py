@@ -10,6 +10,7 @@ import os
 
 import torch
 
+from . import env
 from .dense.passes.base import ForwardPass
 from .dtypes import SUPPORTED
 from .memory import Workspace
@@ -66,11 +67,11 @@ def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> s
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; choose one of {', '.join(repr(b) for b in BACKENDS)}")
     if backend == "auto":
-        env = os.environ.get(ENV_BACKEND, "auto")
-        if env != "auto":
-            if env not in BACKENDS:
-                raise ValueError(f"{ENV_BACKEND}={env!r}; choose one of {', '.join(BACKENDS)}")
-            return resolve_backend(env, device, dtype)
+        named = env.get(ENV_BACKEND, "auto")
+        if named != "auto":
+            if named not in BACKENDS:
+                raise ValueError(f"{ENV_BACKEND}={named!r}; choose one of {', '.join(BACKENDS)}")
+            return resolve_backend(named, device, dtype)
         if device.type == "cpu":
             return "numpy"
         return "triton" if dtype in SUPPORTED and have_triton() else "torch"

@@ -18,13 +18,15 @@ import os
 import threading
 import warnings
 
+from . import env
+
 ENV = "KNAPSACK_GPU_JIT"
 _warned = False
 
 
 def enabled() -> bool:
     """Whether the compiled kernels may be used: numba is importable and ``KNAPSACK_GPU_JIT`` is not "0"."""
-    if os.environ.get(ENV, "1").strip().lower() in ("0", "off", "false", "no"):
+    if env.get(ENV, "1").strip().lower() in ("0", "off", "false", "no"):
         return False
     if not _installed():
         _warn()

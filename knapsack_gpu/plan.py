@@ -16,12 +16,12 @@ The byte formulas every plan is checked against live here too.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import bounds as bounds_mod
+from . import env
 from . import reduced as reduced_mod
 from .arith import exact_sum
 from .dense import windows
@@ -98,7 +98,7 @@ def single_pass_bytes(p: ForwardPass, m: int, length: int, table_bytes: int) -> 
 def resolve_strategy(strategy: str | None) -> str:
     where = "strategy"
     if strategy is None:
-        strategy, where = os.environ.get(ENV_STRATEGY, "auto"), ENV_STRATEGY
+        strategy, where = env.get(ENV_STRATEGY, "auto"), ENV_STRATEGY
     if not isinstance(strategy, str) or strategy not in STRATEGIES:
         raise ValueError(f"{where}={strategy!r}; choose one of {', '.join(repr(s) for s in STRATEGIES)}")
     return strategy

@@ -146,3 +146,28 @@ def test_the_compiled_checks_agree_with_numpys():
         i = int(np.flatnonzero(~(((a >= 0) & (a < 2**62)) if bad == "weights" else (np.isfinite(a) & (a >= 0))))[0])
         with pytest.raises(ValueError, match=rf"{bad}\[{i}\] = "):
             problem.make_instance(w, v, 10)
+
+
+def test_the_environment_is_read_as_os_environ_reads_it(monkeypatch):
+    """knapsack_gpu.env.get (the fast read of the variables every solve consults) sees what os.environ sees: a
+    variable set, changed and removed through os.environ (as monkeypatch does), and one never set; and a solve
+    follows KNAPSACK_GPU_STRATEGY as it changes."""
+    import os
+
+    from knapsack_gpu import env
+
+    name = "KNAPSACK_GPU_TEST_ONLY_VARIABLE"
+    assert env.get(name, "unset") == "unset"
+    monkeypatch.setenv(name, "one")
+    assert env.get(name, "unset") == "one" == os.environ[name]
+    monkeypatch.setenv(name, "")
+    assert env.get(name, "unset") == ""
+    monkeypatch.delenv(name)
+    assert env.get(name, "unset") == "unset"
+    w, v = [3, 4, 5], [4, 5, 6]
+    assert knapsack_gpu.solve(w, v, 7, device="cpu").stats["strategy"] == "states"
+    monkeypatch.setenv("KNAPSACK_GPU_STRATEGY", "dense")
+    assert knapsack_gpu.solve(w, v, 7, device="cpu").stats["strategy"].startswith("dense")
+    monkeypatch.setenv("KNAPSACK_GPU_STRATEGY", "bogus")
+    with pytest.raises(ValueError, match="KNAPSACK_GPU_STRATEGY"):
+        knapsack_gpu.solve(w, v, 7, device="cpu")
