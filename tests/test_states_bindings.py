@@ -536,13 +536,24 @@ def brute_value(p, w, c):
 
 def _cases_both_ways(monkeypatch, fams, sizes, oracle, seeds=2):
     """Solve generated instances with every extra due early, comparing each surrogate case's compiled set-up
-    (kernels.surrogate_case) and each open-items pass (kernels.open_items) with their numpy / Python-integer twins
-    at the moment the engine calls them, and each answer with ``oracle(w, p, c)``; returns how often each status
-    came back."""
-    from knapsack_gpu.states import common, engine, relax
+    (kernels.surrogate_case), each open-items pass (kernels.open_items) and each gcd test's pass
+    (kernels.gcd_and_sum) with their numpy / Python-integer twins at the moment the engine calls them, and each
+    answer with ``oracle(w, p, c)``; returns how often each status came back."""
+    from knapsack_gpu.states import common, engine, extras, relax
 
-    real_open = engine.Engine.open_items
-    statuses = {0: 0, 1: 0, 2: 0, "open": 0}
+    real_open, real_gcd = engine.Engine.open_items, extras._gcd_and_sum
+    statuses = {0: 0, 1: 0, 2: 0, "open": 0, "gcd": 0}
+
+    def gcd_and_sum(eng, a, items, fixed_in):
+        got = real_gcd(eng, a, items, fixed_in)
+        if eng.B.compiled:
+            eng.B = modes.python()
+            try:
+                assert got == real_gcd(eng, a, items, fixed_in)
+            finally:
+                eng.B = modes.compiled()
+            statuses["gcd"] += got[0] > 1
+        return got
 
     def open_items(eng):
         got = real_open(eng)
@@ -572,6 +583,7 @@ def _cases_both_ways(monkeypatch, fams, sizes, oracle, seeds=2):
     real_case = relax._case
     monkeypatch.setattr(relax, "_case", case)
     monkeypatch.setattr(engine.Engine, "open_items", open_items)
+    monkeypatch.setattr(extras, "_gcd_and_sum", gcd_and_sum)
     monkeypatch.setattr(common, "SURROGATE_STATES", 0)
     monkeypatch.setattr(common, "GCD_STATES", 0)
     for k, family in enumerate(fams):
@@ -585,17 +597,24 @@ def _cases_both_ways(monkeypatch, fams, sizes, oracle, seeds=2):
     return statuses
 
 
-def test_the_surrogate_set_up_and_open_items_in_one_pass_are_their_twins(monkeypatch):
+def test_the_surrogate_set_up_open_items_and_gcds_in_one_pass_are_their_twins(monkeypatch):
     """The surrogate case's set-up in one compiled pass (the multiplier, the exact bound, the items the multiplier
-    frees, the others in tie order) and the open items in one pass are, call for call inside real searches, what
-    the numpy and Python-integer code computes (and the kernel interpreted computes what it compiled does); both
-    statuses that matter (bound only, solve the surrogate) occur, and every answer is the DP's."""
+    frees, the others in tie order), the open items and the gcd tests' gcd and sum in one pass each are, call for
+    call inside real searches, what the numpy and Python-integer code computes (and the surrogate kernel
+    interpreted computes what it compiled does); both statuses that matter (bound only, solve the surrogate) and a
+    gcd above 1 occur, and every answer is the DP's."""
     if not jit.enabled():
         pytest.skip("numba is not installed: there is no compiled binding")
-    fams = ["almost-strongly", "strongly", "inverse-strongly", "similar-weights", "circle", "weakly"]
+
+    def sevens(rng, n, R):  # weights all multiples of 7 and a capacity that is not: the gcd test has work to do
+        w, v, c = generate.FAMILIES["weakly"](rng, n, R)
+        return np.asarray(w) * 7, v, int(c) * 7 + 3
+
+    monkeypatch.setitem(generate.FAMILIES, "sevens", sevens)
+    fams = ["almost-strongly", "strongly", "inverse-strongly", "similar-weights", "circle", "weakly", "sevens"]
     dp = lambda w, p, c: knapsack_gpu.solve(w, p, c, device="cpu", strategy="dense").value  # noqa: E731
-    seen = _cases_both_ways(monkeypatch, fams, ((200, 1000), (600, 10**4)), dp)
-    assert seen[0] >= 5 and seen[1] >= 5 and seen["open"] >= 20, seen
+    seen = _cases_both_ways(monkeypatch, fams, ((200, 1000), (500, 3000)), dp)
+    assert seen[0] >= 5 and seen[1] >= 5 and seen["open"] >= 20 and seen["gcd"] >= 1, seen
 
 
 def test_a_surrogate_past_int64_products_bounds_in_python_integers(monkeypatch):

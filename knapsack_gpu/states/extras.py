@@ -28,12 +28,18 @@ from .common import Incumbent
 from .exact import exact_total as total
 
 
-def _gcd(a: np.ndarray) -> int:
-    if not a.size:
-        return 0
-    if a.dtype == object:
-        return math.gcd(*a.tolist())
-    return int(np.gcd.reduce(a))
+def _gcd_and_sum(eng, a: np.ndarray, items: np.ndarray, fixed_in: np.ndarray) -> tuple[int, int]:
+    """(the gcd of a[items], the exact sum of a[fixed_in]): one compiled pass where the engine's sums fit int64."""
+    if eng.B.compiled:  # (a search whose sums pass int64 runs the python binding)
+        g, t = eng.B.gcd_and_sum(a, items, fixed_in)
+        return int(g), int(t)
+    if not items.size:
+        g = 0
+    elif a.dtype == object:
+        g = math.gcd(*a[items].tolist())
+    else:
+        g = int(np.gcd.reduce(a[items]))
+    return g, total(a[fixed_in])
 
 
 def divisibility(eng, items: np.ndarray, fixed_in: np.ndarray) -> None:
@@ -41,7 +47,7 @@ def divisibility(eng, items: np.ndarray, fixed_in: np.ndarray) -> None:
     values when it starts); ``items``, ``fixed_in``: ``eng.open_items()``."""
     if not eng.integral:
         return
-    g, base = _gcd(eng.p[items]), total(eng.p[fixed_in])
+    g, base = _gcd_and_sum(eng, eng.p, items, fixed_in)
     if g > 1:
         ub = base + g * ((eng.ub - base) // g)
         if ub < eng.ub:
@@ -52,9 +58,8 @@ def divisibility(eng, items: np.ndarray, fixed_in: np.ndarray) -> None:
 def gcd_capacity(eng, items: np.ndarray, fixed_in: np.ndarray) -> bool:
     """combo's capacity reduction by the gcd of the open items' weights (``items``, ``fixed_in``: ``eng.open_items()``);
     whether it lowered the capacity."""
-    g = _gcd(eng.w[items])
+    g, ws = _gcd_and_sum(eng, eng.w, items, fixed_in)
     if g > 1:
-        ws = total(eng.w[fixed_in])
         c = ws + g * ((eng.c - ws) // g)
         if c < eng.c:
             eng.set_capacity(c)

@@ -676,6 +676,19 @@ def _gcd(a, b):
     return a
 
 
+def gcd_and_sum(a, items, fixed):
+    """(the gcd of a[items], the sum of a[fixed]) for int64 entries whose sums fit (the compiled binding's: combo's
+    gcd tests of :mod:`.extras` in one pass, numpy's gcd reduction and sum in Python otherwise)."""
+    g, t = 0, 0
+    for i in range(items.shape[0]):
+        g = _gcd(a[items[i]], g)
+        if g == 1:
+            break
+    for i in range(fixed.shape[0]):
+        t += a[fixed[i]]
+    return g, t
+
+
 def _values_gcd(p, pmax):
     """The gcd of the values: that of a sample first (mostly 1 at once), then every value tested against it, by a
     float quotient where the values are exact doubles (an integer division per value costs ~10 ns; where a common

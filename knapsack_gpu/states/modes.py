@@ -145,7 +145,7 @@ def warm(kind: str) -> None:
     B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, 256, 256, 0, 3, p[0], p[0])  # (any number of items)
     eng = Search(p, w, 12, binding="compiled").engine
     eng.run(0)
-    eng.open_items()
+    eng.B.gcd_and_sum(w, *eng.open_items())
     W, P, _ = eng.host_lists()
     B.pair_c(W, P, *eng.arrays[:16])
     a = eng.arrays
