@@ -157,12 +157,13 @@ class Search:
         if upper is not None:
             limits, up = limits | 2, upper
         args = (offsets.COUNTING, common.WINDOW, budget, room, size, START_STATES, mitm.MAX_ITEMS, limits, t(lo), t(up))
-        went, event, set_up, IR, VR, L, chosen, z, ub, fired, counts = B.first_run(p, w, c, integral, *args)
+        went, event, its, chosen, z, ub, fired, counts, rest = B.first_run(p, w, c, integral, *args)
         if went < 2:
+            set_up, IR, VR, L = rest
             return set_up, (IR, VR, L, int(fired), int(event)) if went else None
         jit.mark_ready(p.dtype.kind)  # (as the engine's run does: this process has the compiled kernels)
         num = int if integral else float
-        self.items, self.free, TS, _, self.zero_value, self.heavy, _ = set_up[0]
+        self.items, self.free, TS, _, self.zero_value, self.heavy, _ = its
         self.pf, self.total = num(TS[1]), num(TS[0])
         self.engine, self.mitm_switch = None, None
         self.value, self.chosen = self.pf + num(z), None if went == 3 else chosen
