@@ -157,7 +157,6 @@ def warm(kind: str) -> None:
     B.surrogate_bisect(p.astype(np.float64), w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
     if kind == "i":
         B.surrogate_case(p, w, 12, np.arange(8), np.array([8, 9]), 1, 3, 30, 20)
-    if kind == "i":
         mitm.solve(eng)  # half_states, combine
         B.selection_sums(w, p, np.array([0, 2], dtype=np.int64))
         B.items_valid(w, p)
