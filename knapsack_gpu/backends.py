@@ -12,6 +12,7 @@ import torch
 
 from . import env
 from .dense.passes.base import ForwardPass
+from .devices import kind
 from .dtypes import SUPPORTED
 from .memory import Workspace
 from .progress import Reporter
@@ -72,15 +73,15 @@ def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> s
             if named not in BACKENDS:
                 raise ValueError(f"{ENV_BACKEND}={named!r}; choose one of {', '.join(BACKENDS)}")
             return resolve_backend(named, device, dtype)
-        if device.type == "cpu":
+        if kind(device) == "cpu":
             return "numpy"
         return "triton" if dtype in SUPPORTED and have_triton() else "torch"
-    if backend == "numpy" and device.type != "cpu":
+    if backend == "numpy" and kind(device) != "cpu":
         raise ValueError(f"backend='numpy' runs on the CPU only, not {device}; use 'torch' or 'triton' there")
     if backend == "triton":
         if not have_triton():
             raise ValueError("backend='triton' needs the triton package: pip install 'knapsack-gpu[triton]'")
-        if device.type != "cuda" and not triton_interpreting():
+        if kind(device) != "cuda" and not triton_interpreting():
             raise ValueError(
                 f"backend='triton' runs on CUDA devices (or on CPU tensors under TRITON_INTERPRET=1), not {device}"
             )

@@ -214,7 +214,8 @@ def states_first_budget(items: np.ndarray, capacity: int, value_bound: int | flo
     if (capacity + 1) * itemsize > 2**40:  # a terabyte row: no device holds it, the states engine is the plan
         return None
     seconds = items.size * (capacity + 1) * itemsize * CELL_BYTE_SECONDS[device_type]
-    return max(STATES_MIN_UPDATES, int(STATES_FIRST_SHARE * seconds / STATE_SECONDS))
+    budget = int(STATES_FIRST_SHARE * seconds / STATE_SECONDS)
+    return budget if budget > STATES_MIN_UPDATES else STATES_MIN_UPDATES
 
 
 def canonical_states(n: int, capacity: int) -> bool:

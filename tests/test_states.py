@@ -588,6 +588,11 @@ def _first_run_and_step_by_step(p, w, c):
         s = Search(p, w, c, meter=Meter(10**9, torch.device("cpu")), stats=st, first_run=first_run)
         ended = s.engine is None and s.proved is not None
         assert s.run(None)
+        chosen = s.result()[1]
+        # the totals a first run that ended sums for the solution: the selection's own, in Python integers
+        assert (s.totals is not None) == (ended and p.dtype.kind != "f" and p.dtype != object), (ended, p.dtype)
+        if s.totals is not None:
+            assert s.totals == (sum(int(w[i]) for i in chosen), sum(int(p[i]) for i in chosen))
         out.append((s.result(), st, ended))
     return out
 

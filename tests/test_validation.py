@@ -171,3 +171,16 @@ def test_the_environment_is_read_as_os_environ_reads_it(monkeypatch):
     monkeypatch.setenv("KNAPSACK_GPU_STRATEGY", "bogus")
     with pytest.raises(ValueError, match="KNAPSACK_GPU_STRATEGY"):
         knapsack_gpu.solve(w, v, 7, device="cpu")
+
+
+def test_a_devices_kind_and_name_are_its_type_and_str_read_once():
+    """knapsack_gpu.devices.kind and .name (the cached reads of torch.device.type and str(device) a solve makes)
+    answer what .type and str() answer, for every device a solve may see (indexed or not), the second time too."""
+    import torch
+
+    from knapsack_gpu import devices
+
+    for name in ("cpu", "cuda", "cuda:0", "cuda:1", "meta", "cpu:0"):
+        dev = torch.device(name)
+        assert devices.kind(dev) == dev.type == devices.kind(torch.device(name)) == name.split(":")[0]
+        assert devices.name(dev) == str(dev) == devices.name(torch.device(name))

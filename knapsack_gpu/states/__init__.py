@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import jit
+from .. import devices, jit
 from . import common, exact, extras, mitm, modes, offsets
 from .common import ARMED, BIG, BYTES_PER_STATE, StatesOverflow, StatesStats
 from .engine import START_STATES, Engine
@@ -37,10 +37,10 @@ def placement(device, backend: str = "auto") -> tuple[object, int]:
     """(device, states): where the list moves, and from how many states. (None, 0) on the CPU: the list stays on
     the host; a CUDA device from DEVICE_STATES states; with backend "torch"/"triton" on the CPU, torch list ops on
     CPU tensors from the first step (what tests of the device binding run without a GPU)."""
-    kind = getattr(device, "type", None) or str(device).split(":")[0]  # (a default argument would run str())
-    if kind == "cpu" and backend in ("auto", "numpy"):
+    where = device.split(":")[0] if isinstance(device, str) else devices.kind(device)
+    if where == "cpu" and backend in ("auto", "numpy"):
         return None, 0
-    return device, DEVICE_STATES if kind != "cpu" else 0
+    return device, DEVICE_STATES if where != "cpu" else 0
 
 
 class Search:
@@ -89,10 +89,12 @@ class Search:
         # weights are below 2**62: a larger capacity filters as 2**62 does (and fits the compiled int64)
         integral = p.dtype.kind != "f"
         self.proved: int | float | None = None  # the upper bound a search proved (None: no search ran)
+        # (weight, value) of the selection where its first run summed them (whole numbers below 2**62), else None
+        self.totals: tuple[int, int] | None = None
         pw, started = None, None  # the items' values and weights, and the engine's set-up, where start made them
         registers = None  # the registers and list a first run left, for the engine to go on from
         if B.compiled:  # the set-up in one compiled call, where it applies (see kernels.start)
-            c62 = min(int(c), 2**62)
+            c62 = int(c) if c < 2**62 else 2**62  # (min() costs ~0.2 us: this is every small solve's path)
             quick = first_run is not None and device is None and progress is None
             if quick and (lower is None or _int64(lower)) and (upper is None or _int64(upper)):
                 first = self._first_run(B, p, w, c62, meter, first_run, relax, lower, upper, depth)
@@ -145,10 +147,11 @@ class Search:
         else (the set-up as :meth:`.kernels.start` returns it, (IR, VR, the list, which bounds fired, the event the
         run stopped at) where the run started, else None)."""
         integral = p.dtype.kind != "f"
-        room = BIG if meter is None else max(0, meter.limit - meter.current)
+        room = BIG if meter is None else meter.limit - meter.current
+        room = room if room > 0 else 0
         # (run's first run over more than mitm.MAX_ITEMS items has a budget of mitm.LOOK_UPDATES at most; over
         # fewer, the meet in the middle is weighed first, and first_run does not start)
-        budget = min(budget, mitm.LOOK_UPDATES)
+        budget = budget if budget < mitm.LOOK_UPDATES else mitm.LOOK_UPDATES
         size = extras.first_size(relax and integral)
         # (lower and upper lie within the instance's totals, below 2**62: the compiled binding runs no larger ones)
         limits, lo, up, t = 0, 0, 0, int if integral else float  # (Python scalars: numba types them fastest)
@@ -157,7 +160,7 @@ class Search:
         if upper is not None:
             limits, up = limits | 2, upper
         args = (offsets.COUNTING, common.WINDOW, budget, room, size, START_STATES, mitm.MAX_ITEMS, limits, t(lo), t(up))
-        went, event, its, chosen, z, ub, fired, counts, rest = B.first_run(p, w, c, integral, *args)
+        went, event, its, chosen, sums, z, ub, fired, counts, rest = B.first_run(p, w, c, integral, *args)
         if went < 2:
             set_up, IR, VR, L = rest
             return set_up, (IR, VR, L, int(fired), int(event)) if went else None
@@ -166,14 +169,18 @@ class Search:
         self.items, self.free, TS, _, self.zero_value, self.heavy, _ = its
         self.pf, self.total = num(TS[1]), num(TS[0])
         self.engine, self.mitm_switch = None, None
-        self.value, self.chosen = self.pf + num(z), None if went == 3 else chosen
-        self.proved = max(num(ub), num(z))
-        updates, core, peak, fixed_in, fixed_out, bundled, list_bytes = (int(x) for x in counts)
+        ub, z = num(ub), num(z)
+        self.value, self.chosen = self.pf + z, None if went == 3 else chosen
+        if integral and sums[2]:
+            self.totals = sums[0], sums[1]
+        self.proved = ub if ub > z else z  # (not max(): ~0.2 us a call)
+        updates, core, peak, fixed_in, fixed_out, bundled, list_bytes = counts  # (numba returns Python ints)
         self.stats.binding = B.name
         self.stats.add_run(updates, core, peak)
         if depth == 0:  # (as the engine's: a sub-search's fixing is not counted)
             self.stats.add_fixing(fixed_in, fixed_out, bundled)
-        self._note_extras({name for bit, name in ARMED if fired & bit})
+        if fired:
+            self._note_extras({name for bit, name in ARMED if fired & bit})
         if meter is not None:
             meter.note_peak(list_bytes)
         return None

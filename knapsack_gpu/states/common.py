@@ -62,7 +62,8 @@ class StatesStats:
         """A run's new state updates and core entries, and the list's peak."""
         self.state_updates += updates
         self.core += core
-        self.peak_states = max(self.peak_states, peak)
+        if peak > self.peak_states:  # (not max(): ~0.2 us a call)
+            self.peak_states = peak
 
     def add_fixing(self, fixed_in: int, fixed_out: int, bundled: int) -> None:
         """What a top-level search fixed and bundled (sub-searches' fixing is not counted)."""

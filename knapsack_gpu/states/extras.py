@@ -171,13 +171,22 @@ def next_size(eng) -> int:
     return _next_size(_pending(eng))
 
 
+_NONE: frozenset = frozenset()
+
+
 def first_size(relax: bool) -> int:
     """:func:`next_size` of a search none of whose extras has fired yet (values in int64)."""
-    return _next_size(_pending_of(set(), relax, False, common.PAIRING_STATES))
+    return _next_size(_pending_of(_NONE, relax, False, common.PAIRING_STATES))
 
 
 def _next_size(pending: list[tuple[str, int]]) -> int:
-    return max(common.PAIRING_STATES, min(size for _, size in pending))
+    """max(PAIRING_STATES, the least size pending) (the pairing always pends), by comparisons: the min and max
+    builtins cost ~0.2 us a call, a generator ~1 us."""
+    least = pending[-1][1]
+    for _, size in pending:
+        if size < least:
+            least = size
+    return least if least > common.PAIRING_STATES else common.PAIRING_STATES
 
 
 def fire(eng) -> None:

@@ -1510,9 +1510,11 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
     (the search stops once z meets it): :class:`Search`'s ``lower`` and ``upper``, the free items' value in them.
 
     Returns (how far it went, the event the run returned, the items as :func:`start` returns them (its first
-    entry), the instance indices chosen (ascending, the free items included), the optimum over the items, the upper
-    bound, which bound fired (as :func:`arm`), (state updates, core entries, the peak list, items fixed in and out,
-    bundled items, the list's bytes), and where the search goes on (the set-up as :func:`start` returns it, the
+    entry), the instance indices chosen (ascending, the free items included), their weight and value summed again
+    from the instance as :func:`selection_sums` sums them (where it ended with them: the solution's totals, without
+    a call more; else zeros and False), the optimum over the items, the upper bound, which bound fired (as
+    :func:`arm`), (state updates, core entries, the peak list, items fixed in and out, bundled items, the list's
+    bytes), and where the search goes on (the set-up as :func:`start` returns it, the
     registers IR and VR, the list) or None). How far: 3 the search ended and nothing beat ``lo``; 2 the search ended
     (the chosen items are its answer); 1 it stopped for anything else, or the bits do not tell the selection (the
     registers, the list and the set-up's state are where it stopped, for the engine to go on from); 0 it did not
@@ -1522,6 +1524,7 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
     set_up = start(p, w, c, integral, counting)
     its, go, (ps, ws, keys), su, state, bound = set_up
     chosen = np.empty(0, dtype=np.int64)
+    unsummed = (np.int64(0), p[:0].sum(), False)
     n = ps.shape[0]
     armed = go and n > min_items
     IR = np.zeros(N_IR if armed else 0, dtype=np.int64)
@@ -1532,7 +1535,18 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
     zero = np.int64(0)
     if not armed:
         z = ps[:0].sum()
-        return 0, DONE, its, chosen, z, z, zero, (zero, zero, zero, zero, zero, zero, zero), (set_up, IR, VR, L)
+        return (
+            0,
+            DONE,
+            its,
+            chosen,
+            unsummed,
+            z,
+            z,
+            zero,
+            (zero, zero, zero, zero, zero, zero, zero),
+            (set_up, IR, VR, L),
+        )
     order, j, wsum, VS, d, fits, g, _, fit = su
     b = order[j]
     z = VS[0] + ps[fit] if fit >= 0 else VS[0]
@@ -1553,16 +1567,16 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
     event, L = run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, ps, ws, d, EU, ES)
     counts = (IR[UPDATES], IR[ENTRIES], IR[PEAK], SR[LEFT, FIXED], SR[RIGHT, FIXED], IR[NMEMBERS], IR[LIST_BYTES])
     if event != DONE:
-        return 1, event, its, chosen, VR[Z], VR[UB], fired, counts, (set_up, IR, VR, L)
+        return 1, event, its, chosen, unsummed, VR[Z], VR[UB], fired, counts, (set_up, IR, VR, L)
     left = order[:j]
     if IR[INC_NEW] == 1:  # a state raised z: its items, as far as its bits tell
         x, dp, dw = decode(
             VR[INC_P], IR[INC_W], IR[INC_V], IR[INC_E], IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n
         )
         if not told(dp, dw, integral, VR[Z1], VR[Z]):
-            return 1, event, its, chosen, VR[Z], VR[UB], fired, counts, (set_up, IR, VR, L)
+            return 1, event, its, chosen, unsummed, VR[Z], VR[UB], fired, counts, (set_up, IR, VR, L)
     elif unknown:
-        return 3, event, its, chosen, VR[Z], VR[UB], fired, counts, None
+        return 3, event, its, chosen, unsummed, VR[Z], VR[UB], fired, counts, None
     else:  # the first incumbent: the break solution and the item that fits beside it
         x = np.zeros(n, dtype=np.bool_)
         for t in range(j):
@@ -1575,7 +1589,8 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
         mask[items[t]] = x[t]
     for t in range(free.shape[0]):
         mask[free[t]] = True
-    return 2, event, its, np.flatnonzero(mask), VR[Z], VR[UB], fired, counts, None
+    chosen = np.flatnonzero(mask)
+    return 2, event, its, chosen, selection_sums(w, p, chosen), VR[Z], VR[UB], fired, counts, None
 
 
 # --- the incumbent's items -----------------------------------------------------------------------------------------
