@@ -185,9 +185,11 @@ def test_a_value_only_contender_reports_its_value_and_its_own_clock(monkeypatch,
     fake_combo(monkeypatch, tmp_path, "answer", value=optimum)
     out = suite.summarize({"status": "ok", **suite.run_child("combo", {**wl, "group": "classes"}, 3, args())})
     assert out["status"] == "ok" and out["value"] == optimum and out["weight"] is None
-    # auto: warmed up; a first timed run under SHORT_RUN_S (this machine's clock) is repeated SHORT_REPEATS times
-    short = out["seconds"][0] < child.SHORT_RUN_S
-    assert out["repeats"] == (child.SHORT_REPEATS if short else 3) == len(out["seconds"]) and out["cold_s"] is not None
+    # auto: warmed up; a first timed run under SHORT_RUN_S (this machine's clock) is repeated SHORT_REPEATS times,
+    # one under TINY_RUN_S TINY_REPEATS times
+    first = out["seconds"][0]
+    expect = child.TINY_REPEATS if first < child.TINY_RUN_S else child.SHORT_REPEATS if first < child.SHORT_RUN_S else 3
+    assert out["repeats"] == expect == len(out["seconds"]) and out["cold_s"] is not None
     assert out["internal_s"] == [0.0015] * out["repeats"] and out["internal_median_s"] == 0.0015
 
 
