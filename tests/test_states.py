@@ -629,6 +629,35 @@ def test_a_first_run_in_one_call_is_the_search_step_by_step(monkeypatch, window)
         assert got_stats.extras
 
 
+@pytest.mark.parametrize("first, growth", [(256, 4), (0, 2)])
+def test_a_first_run_fires_the_pairing_as_the_engine_does(monkeypatch, first, growth):
+    """A first run fires combo's pairing itself (kernels.pair_in) until another extra is due, at the list sizes the
+    engine would: its answers and stats are those of the same search step by step, where it ends there with an
+    incumbent the pairing made (a state and a unit flipped on top of it, a bundle's members too) and where the
+    engine goes on from what it left (the pairing's next size, its incumbent). The classes at n = 60-1,500 with
+    combo's sizes, and with the pairing from the first step on, every other step."""
+    from knapsack_gpu import jit
+
+    if not jit.enabled():
+        pytest.skip("numba is not installed: there is no compiled first run")
+    monkeypatch.setattr(common, "PAIRING_STATES", first)
+    monkeypatch.setattr(common, "PAIRING_GROWTH", growth)
+    ended = handed = 0
+    for k, family in enumerate(sorted(generate.FAMILIES)):
+        for n, R in ((60, 100), (300, 10**4), (1500, 10**4), (1500, 10**6)):
+            w, v, c = generate.FAMILIES[family](np.random.default_rng(3 * k + n + R), n, R)
+            p = np.asarray(v)
+            p = p.astype(np.int64) if p.dtype.kind == "f" and np.all(p == np.floor(p)) else p
+            (got, got_stats, end), (want, want_stats, _) = _first_run_and_step_by_step(p, np.asarray(w), int(c))
+            assert got[0] == want[0] and np.array_equal(got[1], want[1]), (family, n, R)
+            assert got_stats == want_stats, (family, n, R)
+            assert sum(int(w[i]) for i in got[1]) <= c
+            ended += end and "pairing" in got_stats.extras
+            s = Search(p, np.asarray(w), int(c), stats=StatesStats(), first_run=10**9)
+            handed += s.engine is not None and s.engine.next_pairing != first
+    assert ended >= 3 and handed >= 3, (ended, handed)
+
+
 def test_a_first_run_with_lower_and_upper_bounds_is_the_search_step_by_step():
     """A sub-search's way in (a surrogate's solve, a recovery's): Search with ``lower`` (only better solutions
     count, items unknown: where none is better, the answer is (lower, None)) and ``upper`` (stop once z meets it),

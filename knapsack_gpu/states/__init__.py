@@ -152,14 +152,14 @@ class Search:
         # (run's first run over more than mitm.MAX_ITEMS items has a budget of mitm.LOOK_UPDATES at most; over
         # fewer, the meet in the middle is weighed first, and first_run does not start)
         budget = budget if budget < mitm.LOOK_UPDATES else mitm.LOOK_UPDATES
-        size = extras.first_size(relax and integral)
+        at = extras.first_sizes(relax and integral)  # (the list sizes the extras fire at)
         # (lower and upper lie within the instance's totals, below 2**62: the compiled binding runs no larger ones)
         limits, lo, up, t = 0, 0, 0, int if integral else float  # (Python scalars: numba types them fastest)
         if lower is not None:
             limits, lo = 1, lower
         if upper is not None:
             limits, up = limits | 2, upper
-        args = (offsets.COUNTING, common.WINDOW, budget, room, size, START_STATES, mitm.MAX_ITEMS, limits, t(lo), t(up))
+        args = (offsets.COUNTING, common.WINDOW, budget, room, at, START_STATES, mitm.MAX_ITEMS, limits, t(lo), t(up))
         went, event, its, chosen, sums, z, ub, fired, counts, rest = B.first_run(p, w, c, integral, *args)
         if went < 2:
             set_up, IR, VR, L = rest

@@ -22,8 +22,9 @@ BYTES_PER_STATE = 96
 BIG = 2**62  # value or weight totals past this run in Python integers (object arrays, the python binding)
 # Decision bits per state: the last WINDOW core items (one int64; tests lower it to exercise the re-solve).
 WINDOW = 64
-# The bounds :func:`.kernels.arm` reports as lowering the upper bound, by bit.
-ARMED = ((1, "offsets"), (2, "divisibility"))
+# What a first run reports as fired, by bit: the bounds :func:`.kernels.arm` lowered the upper bound with, and the
+# pairing where it raised z (see :func:`.kernels.first_run`).
+ARMED = ((1, "offsets"), (2, "divisibility"), (4, "pairing"))
 
 
 class StatesOverflow(Exception):

@@ -135,6 +135,8 @@ class Engine:
             fired = B.arm(IR, VR, *args, -1 if counted is None else counted, int(g), self.inc.value)
         else:
             IR, VR, L, fired, event = registers
+            if IR[K.NEXT_PAIRING]:  # the first run fired the pairing
+                self.next_pairing = int(IR[K.NEXT_PAIRING])
         self.IR, self.VR = IR, VR
         self.fired.update(name for bit, name in common.ARMED if fired & bit)
 
@@ -342,8 +344,10 @@ class Engine:
         if ir[K.INC_NEW]:
             self.IR[K.INC_NEW] = 0
             P = self.num(self.VR[K.INC_P])
-            if P > self.inc.value or self.inc.state is None:
-                self.inc = Incumbent(P, state=(P, ir[K.INC_W], ir[K.INC_V], ir[K.INC_E]))
+            u = ir[K.INC_PAIR] - 1  # a first run's pairing: a unit flipped on top of the state, worth z in all
+            value, extra = (P, ()) if u < 0 else (self.num(self.VR[K.Z]), ((u, ir[K.INC_PAIR_SIGN]),))
+            if value > self.inc.value or self.inc.state is None:
+                self.inc = Incumbent(value, state=(P, ir[K.INC_W], ir[K.INC_V], ir[K.INC_E]), extra=extra)
         done = ir[K.UPDATES]
         self.stats.add_run(done - self._reported, ir[K.ENTRIES] - self._core_reported, ir[K.PEAK])
         self._core_reported = ir[K.ENTRIES]

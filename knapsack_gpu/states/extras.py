@@ -174,9 +174,16 @@ def next_size(eng) -> int:
 _NONE: frozenset = frozenset()
 
 
-def first_size(relax: bool) -> int:
-    """:func:`next_size` of a search none of whose extras has fired yet (values in int64)."""
-    return _next_size(_pending_of(_NONE, relax, False, common.PAIRING_STATES))
+def first_sizes(relax: bool) -> tuple[int, int, int, int]:
+    """What a first run (:func:`.kernels.first_run`, a search none of whose extras has fired yet, values in int64)
+    needs to fire the pairing as :func:`fire` does until another extra is due: (:func:`next_size`, the least size
+    past which another extra fires, the pairing's first size, its growth)."""
+    pending = _pending_of(_NONE, relax, False, common.PAIRING_STATES)
+    other = pending[0][1]
+    for _, size in pending[:-1]:
+        if size < other:
+            other = size
+    return _next_size(pending), other, common.PAIRING_STATES, common.PAIRING_GROWTH
 
 
 def _next_size(pending: list[tuple[str, int]]) -> int:

@@ -62,7 +62,10 @@ WSUM = 24  # the break solution's weight
 INTEGRAL = 25  # 1: whole-number values (exact), 0: float values
 LIST_BYTES = 26  # the most bytes the list's arrays held (the compiled binding's buffers, the numpy temporaries)
 D_FITS = 27  # 1: the reduced costs (and k-fold bundles of them) fit int64, compared with the clamped gap
-N_IR = 28
+INC_PAIR = 28  # 1 + the unit the pairing flipped on top of the incumbent's state (0: none), and the flip's sign
+INC_PAIR_SIGN = 29
+NEXT_PAIRING = 30  # the list size past which the pairing fires next (where a first run fired it; 0: it did not)
+N_IR = 31
 
 # --- VR: registers in the values' dtype ----------------------------------------------------------------------------
 Z = 0  # the incumbent's value
@@ -1377,7 +1380,38 @@ def _improve(L, j, IR, VR) -> None:
     IR[INC_V] = V
     IR[INC_E] = IR[ENTRIES]
     IR[INC_NEW] = 1
+    IR[INC_PAIR] = 0
     refresh(IR, VR)
+
+
+def pair_in(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d) -> bool:
+    """:func:`.extras.pairing` inside a first run: :func:`pair_c` over the list, and where its result beats z, the
+    incumbent that state with the unit flipped on top (its registers, as :func:`_improve` sets them, and INC_PAIR).
+    True where it raised z."""
+    k = IR[SIZE]
+    W, P, V = L[0][:k], L[1][:k], L[2][:k]
+    best, s, u, sign = pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, w, d)
+    if s < 0 or not best > VR[Z]:
+        return False
+    VR[Z] = best
+    VR[INC_P] = P[s]
+    IR[INC_W] = W[s]
+    IR[INC_V] = V[s]
+    IR[INC_E] = IR[ENTRIES]
+    IR[INC_NEW] = 1
+    IR[INC_PAIR] = u + 1
+    IR[INC_PAIR_SIGN] = sign
+    refresh(IR, VR)
+    return True
+
+
+def _flip(x, u, sign, n, UML, UMS, MEMBERS) -> None:
+    """Unit u's items in mask x set as its sign says (a bundle's members all alike)."""
+    if u < n:
+        x[u] = sign > 0
+    else:
+        for k in range(UML[u]):
+            x[MEMBERS[UMS[u] + k]] = sign > 0
 
 
 def _bit(slot):
@@ -1500,21 +1534,24 @@ def arm(IR, VR, c, b, wb, wsum, n, integral, window, d_fits, pb, psum, ub, count
     return fired
 
 
-def first_run(p, w, c, integral, counting, window, budget, room, event_size, start_states, min_items, limits, lo, up):
+def first_run(p, w, c, integral, counting, window, budget, room, sizes, start_states, min_items, limits, lo, up):
     """A search's set-up and first run in one call (the compiled binding's: a small instance's solve, or a
     surrogate's, has no Python between its set-up and its answer): :func:`start`, :func:`arm` (the incumbent the
     break solution and the most valuable item after it that fits, or ``lo`` where that is worth more: a value
     reached elsewhere, items unknown), a first list of ``start_states`` states at most (within ``room`` bytes),
-    :func:`run` until ``budget`` state updates or a list past ``event_size`` states, and the selection where the
-    search ended and the decision bits tell it all. ``limits``: bit 1 ``lo`` counts, bit 2 the upper bound ``up``
+    :func:`run` until ``budget`` state updates or a list past an extra's size, and the selection where the search
+    ended and the decision bits tell it all. ``sizes``: (the list size past which the first extra fires, the least
+    size past which one other than the pairing does, the pairing's first size, its growth), as :mod:`.extras` says:
+    the pairing fires here (:func:`pair_in`, at :func:`.extras.fire`'s sizes) until another extra is due, which
+    the engine fires. ``limits``: bit 1 ``lo`` counts, bit 2 the upper bound ``up``
     (the search stops once z meets it): :class:`Search`'s ``lower`` and ``upper``, the free items' value in them.
 
     Returns (how far it went, the event the run returned, the items as :func:`start` returns them (its first
     entry), the instance indices chosen (ascending, the free items included), their weight and value summed again
     from the instance as :func:`selection_sums` sums them (where it ended with them: the solution's totals, without
     a call more; else zeros and False), the optimum over the items, the upper bound, which bound fired (as
-    :func:`arm`), (state updates, core entries, the peak list, items fixed in and out, bundled items, the list's
-    bytes), and where the search goes on (the set-up as :func:`start` returns it, the
+    :func:`arm`, and bit 4 where the pairing raised z), (state updates, core entries, the peak list, items fixed in
+    and out, bundled items, the list's bytes), and where the search goes on (the set-up as :func:`start` returns it, the
     registers IR and VR, the list) or None). How far: 3 the search ended and nothing beat ``lo``; 2 the search ended
     (the chosen items are its answer); 1 it stopped for anything else, or the bits do not tell the selection (the
     registers, the list and the set-up's state are where it stopped, for the engine to go on from); 0 it did not
@@ -1561,10 +1598,19 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
     IR[LIST_BYTES] = 2 * cap * BYTES_PER_CANDIDATE
     IR[BUDGET_AT] = budget
     IR[MEM_BYTES] = room
+    event_size, other, pairing, growth = sizes
     IR[EVENT_SIZE] = event_size
     IR[DEVICE_SIZE] = -1
     IR[PROGRESS_AT] = LIM
     event, L = run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, ps, ws, d, EU, ES)
+    while event == EXTRAS and IR[SIZE] > pairing and IR[SIZE] <= other:  # only the pairing is due (extras.fire's)
+        k = IR[SIZE]
+        if pair_in(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, ps, ws, d):
+            fired |= 4
+        pairing = max(k, sizes[2]) * growth
+        IR[NEXT_PAIRING] = pairing
+        IR[EVENT_SIZE] = max(max(sizes[2], min(other, pairing)), k)  # (the engine's extras.next_size)
+        event, L = run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, ps, ws, d, EU, ES)
     counts = (IR[UPDATES], IR[ENTRIES], IR[PEAK], SR[LEFT, FIXED], SR[RIGHT, FIXED], IR[NMEMBERS], IR[LIST_BYTES])
     if event != DONE:
         return 1, event, its, chosen, unsummed, VR[Z], VR[UB], fired, counts, (set_up, IR, VR, L)
@@ -1575,6 +1621,8 @@ def first_run(p, w, c, integral, counting, window, budget, room, event_size, sta
         )
         if not told(dp, dw, integral, VR[Z1], VR[Z]):
             return 1, event, its, chosen, unsummed, VR[Z], VR[UB], fired, counts, (set_up, IR, VR, L)
+        if IR[INC_PAIR] > 0:
+            _flip(x, IR[INC_PAIR] - 1, IR[INC_PAIR_SIGN], n, UML, UMS, MEMBERS)
     elif unknown:
         return 3, event, its, chosen, unsummed, VR[Z], VR[UB], fired, counts, None
     else:  # the first incumbent: the break solution and the item that fits beside it
@@ -1609,11 +1657,7 @@ def decode(P, W, V, E, IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n):
     for e in range(max(0, E - window), E):
         if (V >> (e % window)) & 1:
             u, sign = EU[e], ES[e]
-            if u < n:
-                x[u] = sign > 0
-            else:
-                for k in range(UML[u]):
-                    x[MEMBERS[UMS[u] + k]] = sign > 0
+            _flip(x, u, sign, n, UML, UMS, MEMBERS)
             dp -= sign * UP[u]
             dw -= sign * UW[u]
     return x, dp, dw
