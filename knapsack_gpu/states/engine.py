@@ -329,7 +329,7 @@ class Engine:
     def _arm(self) -> None:
         """The registers that end the kernels' next run: the extras' next list size, memory, progress, device."""
         IR = self.IR
-        IR[K.EVENT_SIZE] = max(extras.next_size(self), self.size)
+        IR[K.EVENT_SIZE] = extras.next_size(self)
         meter = self.meter
         IR[K.MEM_BYTES] = BIG if meter is None else max(0, meter.limit - meter.current)
         IR[K.PROGRESS_AT] = IR[K.UPDATES] + PROGRESS_UPDATES if self.progress is not None else BIG

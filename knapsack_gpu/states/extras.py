@@ -167,33 +167,30 @@ def _pending_of(done: set, relax: bool, big: bool, next_pairing: int) -> list[tu
 
 
 def next_size(eng) -> int:
-    """The list size past which :func:`fire` has something to do (the kernels stop there)."""
-    return _next_size(_pending(eng))
+    """The list size past which :func:`fire` has something to do (the kernels stop there; at least the list's own
+    size: :func:`.kernels.event_size`)."""
+    return K.event_size(_least_other(_pending(eng)), eng.next_pairing, common.PAIRING_STATES, eng.size)
+
+
+def _least_other(pending: list[tuple[str, int]]) -> int:
+    """The least size in ``pending`` (:func:`_pending_of`: the pairing last) past which an extra other than the
+    pairing fires (BIG: none is left)."""
+    least = common.BIG
+    for _, size in pending[:-1]:
+        if size < least:  # (not min(): a builtin's call costs ~0.2 us, a generator ~1 us)
+            least = size
+    return least
 
 
 _NONE: frozenset = frozenset()
 
 
-def first_sizes(relax: bool) -> tuple[int, int, int, int]:
-    """What a first run (:func:`.kernels.first_run`, a search none of whose extras has fired yet, values in int64)
-    needs to fire the pairing as :func:`fire` does until another extra is due: (:func:`next_size`, the least size
-    past which another extra fires, the pairing's first size, its growth)."""
-    pending = _pending_of(_NONE, relax, False, common.PAIRING_STATES)
-    other = pending[0][1]
-    for _, size in pending[:-1]:
-        if size < other:
-            other = size
-    return _next_size(pending), other, common.PAIRING_STATES, common.PAIRING_GROWTH
-
-
-def _next_size(pending: list[tuple[str, int]]) -> int:
-    """max(PAIRING_STATES, the least size pending) (the pairing always pends), by comparisons: the min and max
-    builtins cost ~0.2 us a call, a generator ~1 us."""
-    least = pending[-1][1]
-    for _, size in pending:
-        if size < least:
-            least = size
-    return least if least > common.PAIRING_STATES else common.PAIRING_STATES
+def first_sizes(relax: bool) -> tuple[int, int, int]:
+    """What a first run (:func:`.kernels.first_run`: a search none of whose extras has fired yet, values in int64)
+    needs to fire the pairing as :func:`fire` does until another extra is due: (the least list size past which
+    another extra fires, the pairing's first size, its growth)."""
+    other = _least_other(_pending_of(_NONE, relax, False, common.PAIRING_STATES))
+    return other, common.PAIRING_STATES, common.PAIRING_GROWTH
 
 
 def fire(eng) -> None:
@@ -214,5 +211,5 @@ def fire(eng) -> None:
     if "dominance" in due:
         dominance(eng)
     if size > eng.next_pairing:
-        eng.next_pairing = max(size, common.PAIRING_STATES) * common.PAIRING_GROWTH
+        eng.next_pairing = K.next_pairing(size, common.PAIRING_STATES, common.PAIRING_GROWTH)
         pairing(eng)

@@ -1405,6 +1405,19 @@ def pair_in(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys,
     return True
 
 
+def next_pairing(size, first, growth):
+    """The list size past which the pairing fires again once it fired at ``size``: combo's rule, ``growth``-fold
+    from ``first`` on (:func:`.extras.fire`'s and :func:`first_run`'s)."""
+    return max(size, first) * growth
+
+
+def event_size(other, pairing, first, size):
+    """The list size past which a run stops for the extras: the least past which one is due (``other`` the least of
+    those but the pairing, ``pairing`` its next size), never below the pairing's ``first`` size nor the list's
+    ``size`` now (:func:`.extras.next_size`'s rule, which the engine arms, and :func:`first_run`'s)."""
+    return max(max(first, min(other, pairing)), size)
+
+
 def _flip(x, u, sign, n, UML, UMS, MEMBERS) -> None:
     """Unit u's items in mask x set as its sign says (a bundle's members all alike)."""
     if u < n:
@@ -1540,8 +1553,8 @@ def first_run(p, w, c, integral, counting, window, budget, room, sizes, start_st
     break solution and the most valuable item after it that fits, or ``lo`` where that is worth more: a value
     reached elsewhere, items unknown), a first list of ``start_states`` states at most (within ``room`` bytes),
     :func:`run` until ``budget`` state updates or a list past an extra's size, and the selection where the search
-    ended and the decision bits tell it all. ``sizes``: (the list size past which the first extra fires, the least
-    size past which one other than the pairing does, the pairing's first size, its growth), as :mod:`.extras` says:
+    ended and the decision bits tell it all. ``sizes``: (the least list size past which an extra other than the
+    pairing fires, the pairing's first size, its growth), as :func:`.extras.first_sizes` gives them:
     the pairing fires here (:func:`pair_in`, at :func:`.extras.fire`'s sizes) until another extra is due, which
     the engine fires. ``limits``: bit 1 ``lo`` counts, bit 2 the upper bound ``up``
     (the search stops once z meets it): :class:`Search`'s ``lower`` and ``upper``, the free items' value in them.
@@ -1598,8 +1611,9 @@ def first_run(p, w, c, integral, counting, window, budget, room, sizes, start_st
     IR[LIST_BYTES] = 2 * cap * BYTES_PER_CANDIDATE
     IR[BUDGET_AT] = budget
     IR[MEM_BYTES] = room
-    event_size, other, pairing, growth = sizes
-    IR[EVENT_SIZE] = event_size
+    other, first, growth = sizes
+    pairing = first
+    IR[EVENT_SIZE] = event_size(other, pairing, first, IR[SIZE])
     IR[DEVICE_SIZE] = -1
     IR[PROGRESS_AT] = LIM
     event, L = run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, ps, ws, d, EU, ES)
@@ -1607,9 +1621,9 @@ def first_run(p, w, c, integral, counting, window, budget, room, sizes, start_st
         k = IR[SIZE]
         if pair_in(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, ps, ws, d):
             fired |= 4
-        pairing = max(k, sizes[2]) * growth
+        pairing = next_pairing(k, first, growth)
         IR[NEXT_PAIRING] = pairing
-        IR[EVENT_SIZE] = max(max(sizes[2], min(other, pairing)), k)  # (the engine's extras.next_size)
+        IR[EVENT_SIZE] = event_size(other, pairing, first, k)
         event, L = run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, ps, ws, d, EU, ES)
     counts = (IR[UPDATES], IR[ENTRIES], IR[PEAK], SR[LEFT, FIXED], SR[RIGHT, FIXED], IR[NMEMBERS], IR[LIST_BYTES])
     if event != DONE:

@@ -142,7 +142,7 @@ def warm(kind: str) -> None:
     w = np.array([5, 4, 3, 2, 2, 2, 2, 2, 7, 6], dtype=np.int64)
     s = Search(p, w, 12, binding="compiled")  # items, setup, init_state, arm, refresh
     s.run(None)  # run (and everything it calls)
-    at = (256, 1000, 256, 4)  # (the extras' sizes: any will do)
+    at = (1000, 256, 4)  # (the extras' sizes: any will do)
     B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, at, 256, 0, 3, p[0], p[0])  # (any number of items)
     eng = Search(p, w, 12, binding="compiled").engine
     eng.run(0)
