@@ -652,6 +652,10 @@ def test_a_first_run_fires_the_pairing_as_the_engine_does(monkeypatch, first, gr
             assert got[0] == want[0] and np.array_equal(got[1], want[1]), (family, n, R)
             assert got_stats == want_stats, (family, n, R)
             assert sum(int(w[i]) for i in got[1]) <= c
+            if p.dtype.kind == "i":  # the items are worth the answer, and a plain DP agrees where it is small
+                assert sum(int(p[i]) for i in got[1]) == got[0], (family, n, R)
+                if n * c <= 3 * 10**7:
+                    assert got[0] == textbook(np.asarray(w), p, int(c)), (family, n, R)
             ended += end and "pairing" in got_stats.extras
             s = Search(p, np.asarray(w), int(c), stats=StatesStats(), first_run=10**9)
             handed += s.engine is not None and s.engine.next_pairing != first
