@@ -835,7 +835,7 @@ def counted_c(c, g1, g2, k1, k2):
     return best
 
 
-RADIX_BITS = 11  # a radix sort's digit: 2048 counters (16 KiB) stay in L1
+RADIX_BITS = 11  # a radix sort's longest digit: 2048 counters (16 KiB) stay in L1
 
 
 def _radix_sorted(a):
@@ -846,21 +846,26 @@ def _radix_sorted(a):
     for i in range(n):
         top = max(top, a[i])
     src, dst = a.copy(), np.empty_like(a)
-    count = np.empty((1 << RADIX_BITS) + 1, dtype=np.int64)
-    mask = (1 << RADIX_BITS) - 1
+    length = 0
+    while (top >> length) > 0:
+        length += 1
+    passes = (length + RADIX_BITS - 1) // RADIX_BITS
+    bits = (length + passes - 1) // passes if passes else 1  # digits of equal length: fewer counters to clear and sum
+    count = np.empty((1 << bits) + 1, dtype=np.int64)
+    mask = (1 << bits) - 1
     shift = 0
     while (top >> shift) > 0:
         count[:] = 0
         for i in range(n):
             count[((src[i] >> shift) & mask) + 1] += 1
-        for k in range(1 << RADIX_BITS):
+        for k in range(1 << bits):
             count[k + 1] += count[k]
         for i in range(n):
             digit = (src[i] >> shift) & mask
             dst[count[digit]] = src[i]
             count[digit] += 1
         src, dst = dst, src
-        shift += RADIX_BITS
+        shift += bits
     return src
 
 
