@@ -287,3 +287,42 @@ def test_a_long_traceback_keeps_its_last_line_whole():
     tb = "Traceback (most recent call last):\n  File x\n    raise MemoryError(" + "x" * 300 + ")\n"
     tb += "MemoryError: needs 11.9 GiB"
     assert suite.failure(1, "", tb) == {"status": "out of memory", "error": "exit 1: MemoryError: needs 11.9 GiB"}
+
+
+def test_short_runs_are_pooled_over_processes_and_a_different_answer_fails_the_row():
+    first = {"status": "ok", "value": 7, "weight": 3, "seconds": [0.001, 0.0015], "rss_peak": 5}
+    first["internal_s"] = [1e-3] * 2
+    more = {**first, "seconds": [0.002], "rss_peak": 9, "internal_s": [2e-3]}
+    out = suite.pooled(first, more)
+    assert out["seconds"] == [0.001, 0.0015, 0.002] and out["repeats"] == 3 and out["processes"] == 2
+    assert out["rss_peak"] == 9 and out["internal_s"] == [1e-3, 1e-3, 2e-3]
+    assert suite.pooled(out, more)["processes"] == 3
+    assert suite.pooled(first, {**more, "value": 8})["status"] == "failed"
+    assert suite.pooled(first, {"status": "timeout after 5 s"}) == {"status": "timeout after 5 s"}
+    assert suite.short(first) and not suite.short({**first, "seconds": [1.0]}) and not suite.short({"status": "failed"})
+
+
+def test_the_suite_runs_short_contenders_again_in_turns_and_keeps_the_line_up_order(monkeypatch, tmp_path, capsys):
+    """A workload where ours is short and combo long: ours runs POOL_PROCESSES processes, combo one; the rows come
+    out in the line-up's order with the pooled repeats (run_child is faked: no process starts)."""
+    import report
+
+    calls = []
+
+    def fake_run_child(name, wl, repeats, a):
+        calls.append(name)
+        seconds = [0.0005, 0.0007] if name == "ours-numpy" else [0.5]
+        return {"status": "ok", "value": 4005798, "weight": 2500000, "seconds": seconds, "repeats": len(seconds)}
+
+    monkeypatch.setattr(suite, "run_child", fake_run_child)
+    monkeypatch.setattr(suite, "copy_bandwidth", lambda: 1e9)
+    monkeypatch.setattr(suite, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(report, "write_report", lambda *a: "")
+    argv = ["--groups", "classes", "--workloads", "classes/uncorrelated-n1000-R1e4-"]
+    argv += ["--contenders", "ours-numpy,combo"]
+    assert suite.main([*argv, "--out", "pooled"]) == 0
+    assert calls == ["ours-numpy", "combo"] + ["ours-numpy"] * (suite.POOL_PROCESSES - 1)
+    rows = suite.results.load(tmp_path / "results" / "pooled.json")[1]
+    assert [r["contender"] for r in rows] == ["ours-numpy", "combo"]
+    assert rows[0]["repeats"] == 2 * suite.POOL_PROCESSES and rows[0]["processes"] == suite.POOL_PROCESSES
+    assert rows[1]["repeats"] == 1 and "processes" not in rows[1]
