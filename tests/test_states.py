@@ -518,16 +518,19 @@ def test_offset_bound_needs_the_structure():
 
 
 def test_the_radix_sort_sorts_every_magnitude():
-    """The compiled counting bound's radix sort: one pass for small weights, six for weights near 2**62 (digits of
-    equal length: 2**12 + 3 takes two of 7 bits, 2**22 + 1 three of 8), ties, zeros and single items."""
+    """The compiled radix sort (the counting bound's) and its stable order (the surrogate's tie order): one pass for
+    small weights, six for weights near 2**62 (digits of equal length: 2**12 + 3 takes two of 7 bits, 2**22 + 1
+    three of 8), ties, zeros and single items."""
     from knapsack_gpu.states import modes
 
-    sort = modes.compiled()._radix_sorted
+    sort, order = modes.compiled()._radix_sorted, modes.compiled()._radix_order
     rng = np.random.default_rng(11)
     for top in (1, 2, 2047, 2048, 2**12 + 3, 10**5, 2**22 + 1, 2**31, 2**40, 2**62 - 1):
         for n in (0, 1, 2, 17, 3000):
             a = rng.integers(0, top + 1, n, dtype=np.int64)
             assert np.array_equal(sort(a), np.sort(a)), (top, n)
+            # the surrogate's tie order: the stable order, ties (many where top is small) in position order
+            assert np.array_equal(order(a), np.argsort(a, kind="stable")), (top, n)
 
 
 @pytest.mark.parametrize("binding", ["compiled", "python"])
