@@ -17,8 +17,8 @@ The classes, kplib and jooken groups (issue 15) put ours beside Pisinger's combo
 take milliseconds to minutes whatever n*C says, so each contender's first run is a warm-up when it took at most a
 second, else the one timed run. combo reports a value only and times itself: its rows are judged on the value alone
 (feasibility unchecked), and the time ratios use its own clock. A contender that exits or crashes is "failed", with
-what it printed. Where a contender's first median is under POOL_BELOW_S, every contender of that workload whose is
-runs POOL_PROCESSES processes in turns and its repeats are pooled (the VM's slow spells last a process).
+what it printed. A contender whose first median on a workload is under POOL_BELOW_S runs POOL_PROCESSES processes,
+in turns with the workload's other contenders, and its repeats are pooled (the VM's slow spells last a process).
 """
 
 from __future__ import annotations
