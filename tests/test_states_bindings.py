@@ -316,22 +316,27 @@ def test_the_break_items_sampled_band_and_its_misses(monkeypatch, spread):
         assert gj == wj and got[gj] == want[wj] and np.array_equal(np.sort(got[:gj]), np.sort(want[:wj]))
 
 
-@pytest.mark.parametrize("spread", [0, 1, 8])
-def test_the_surrogate_lp_sampled_band_and_its_misses(monkeypatch, spread):
-    """The surrogate's LP at a multiplier, run interpreted with a band of 2 * spread + 1 sample ranks (0: the guess
-    misses mostly, and the weighted quickselect takes over): the break item, its rank and the sums before it are
-    those of a full sort, with items of weight <= 0 taken first."""
-    P = _with_spread(monkeypatch, spread)
-    for family, p, w, c in _band_instances(spread, np.float64):
+@pytest.mark.parametrize("binding", ["compiled", "python"])
+def test_the_surrogate_lp_over_the_order_it_keeps(C, binding):
+    """The surrogate's LP at a run of multipliers (a bisection's: far apart, then close), each call starting from the
+    order the last one's selection left (the arrays permuted in place, as :func:`.kernels.surrogate_bisect` keeps
+    them), compiled and interpreted: the break item, its rank and the sums before it are those of a full sort of the
+    items in index order, with items of weight <= 0 first and equal keys (the duplicates) by index; the arrays stay a
+    permutation of the items."""
+    lp = (C if binding == "compiled" else modes.python()).lp_at_c
+    for family, p, w, c in _band_instances(3, np.float64):
         card = int(np.searchsorted(np.cumsum(np.sort(w)), c, side="right"))
-        for s in (0, -int(np.median(w)), int(w.max()) // 3):
+        pp, ww, ids, kk = p.copy(), w.copy(), np.arange(p.size), np.empty(p.size)
+        sums = float(p.sum()), float(w.sum())
+        top = int(w.max())
+        for s in (0, -top // 2, top // 3, -int(np.median(w)), top // 5, top // 5 + 1, top // 4, -top, 1, 0):
             cap = max(0.0, c + float(s) * card)
-            scratch = np.empty(p.size), np.empty(p.size, dtype=np.int64)
-            sums = float(p.sum()), float(w.sum())
-            got = P.lp_at_c(p, w, *sums, float(s), cap, *scratch)
-            want = exact.lp_at_np(p, w, *sums, float(s), cap)
+            got = lp(pp, ww, ids, *sums, float(s), cap, kk)
+            want = exact.lp_at_np(p, w, np.arange(p.size), *sums, float(s), cap)
             assert got[0] == want[0] and got[3:] == want[3:], (family, s)
-            assert np.allclose(got[1:3], want[1:3], rtol=1e-12), (family, s)
+            assert got[1:3] == want[1:3], (family, s)  # (integer sums below 2^53: exact in any order)
+            assert np.array_equal(np.sort(ids), np.arange(p.size))
+            assert np.array_equal(pp, p[ids]) and np.array_equal(ww, w[ids]), (family, s)
 
 
 def test_the_pairing_stops_at_the_bound_with_the_answer_of_a_full_scan(monkeypatch):

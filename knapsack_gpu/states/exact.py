@@ -154,20 +154,21 @@ def break_order(keys, p, w, cap, integral):
     return order, int(np.searchsorted(cw, cap, side="right"))
 
 
-def lp_at_np(p, w, psum, wsum, fs, cap, kk=None, band=None):
+def lp_at_np(p, w, ids, psum, wsum, fs, cap, kk=None):
     """:func:`.kernels.lp_at_c` by a full sort (the python binding): the greedy LP of float items (p, w + fs) at
-    capacity cap, items of weight <= 0 first: (everything fits, value and weight of the items before the break item,
-    its value and weight, how many precede it, the break item)."""
+    capacity cap, items of weight <= 0 first, equal keys by id ``ids`` ascending: (everything fits, value and weight of
+    the items before the break item, its value and weight, how many precede it, the break item's id). Leaves the
+    arrays as they are."""
     if lp_fits(p.size, wsum, fs, cap):
         return True, float(psum), 0.0, 0.0, 1.0, p.size, -1
     x = w + fs
     pos = x > 0
     keys = np.where(pos, p / np.where(pos, x, 1.0), np.inf)
-    order = np.argsort(-keys, kind="stable")
+    order = np.lexsort((ids, -keys))
     j = min(int(np.argmax(np.cumsum(x[order]) > cap)), order.size - 1)
     before = order[:j]
     b = int(order[j])
-    return False, float(p[before].sum()), float(x[before].sum()), float(p[b]), float(x[b]), j, b
+    return False, float(p[before].sum()), float(x[before].sum()), float(p[b]), float(x[b]), j, int(ids[b])
 
 
 def setup_np(keys, p, w, c, integral):

@@ -508,16 +508,17 @@ def surrogate_bisect(p, w, c, lo, hi, card, start):
     estimated with the break item kept, picks the half to go on with. Returns the best s and the break item of its LP
     (0, -1 when none beats ``start``; -1: everything fits). Only the choice of s and of the slope the bound is taken
     at come from here, so float64 arithmetic (``p``, ``w`` as float64, no overflow whatever the multiplier) serves:
-    the caller bounds in exact integers."""
+    the caller bounds in exact integers. The items are copied once and stay in the order each LP's selection leaves
+    them in (combo's ``sursort``), so that the next multiplier's selection partitions a nearly ordered array."""
     n = p.shape[0]
     kk = np.empty(n, dtype=np.float64)  # scratch for lp_at
-    band = np.empty(n, dtype=np.int64)
+    pp, ww, ids = p.copy(), w.copy(), np.arange(n)
     psum, wsum = p.sum(), w.sum()
     best_s, best_b, best_u = 0, -1, start
     while lo <= hi:
         s = (lo + hi) // 2
         cap = max(0.0, c + float(s) * card)
-        fits, before_p, before_w, pb, wb, j, b = lp_at(p, w, psum, wsum, float(s), cap, kk, band)
+        fits, before_p, before_w, pb, wb, j, b = lp_at(pp, ww, ids, psum, wsum, float(s), cap, kk)
         if fits:
             ua = before_p
             grad = -1.0  # everything fits: a larger s only adds capacity where it is not needed
@@ -613,59 +614,92 @@ def surrogate_case(P, Wt, c, items, fixed_in, sign, card, ub, z):
     return 1, u, s, ps, room, k, forced, rest, p[rest], ws[rest]
 
 
-def lp_at_c(p, w, psum, wsum, fs, cap, kk, band):
-    """The greedy LP of float items (p, w + fs) at capacity cap, items of weight <= 0 taken first: (everything fits,
-    value and weight of the items before the break item, its value and weight, how many items precede it, the break
-    item; equal keys in index order). ``psum``, ``wsum``: the sums of p and w (everything fits where
-    wsum + n * fs does, up to rounding). A sample of the keys (n / 16 of them, 32 to SAMPLE: its sort is most of a
-    call's cost on a few hundred items) guesses a band around the break; one branch-free pass sums the items above it
-    and collects the band, within which a weighted quickselect finds the break (as it does over every item where the
-    guess misses; :func:`.exact.lp_at_np` is the numpy twin). ``kk``, ``band``: scratch of n entries."""
+def lp_at_c(p, w, ids, psum, wsum, fs, cap, kk):
+    """The greedy LP of float items (p, w + fs) at capacity cap, items of weight <= 0 taken first, equal keys by item
+    id ``ids`` ascending: (everything fits, value and weight of the items before the break item, its value and weight,
+    how many items precede it, the break item's id). ``psum``, ``wsum``: the sums of p and w (everything fits where
+    wsum + n * fs does, up to rounding); ``kk``: scratch of n entries.
+
+    combo's ``sursort``: a weighted quickselect whose two-pointer (Hoare) partitions permute p, w and ids in place,
+    left so for the caller's next multiplier (:func:`surrogate_bisect`): the keys barely change between multipliers,
+    so later calls partition a nearly ordered array (few swaps, predictable branches). :func:`.exact.lp_at_np` is the
+    numpy twin."""
     n = p.shape[0]
     if lp_fits(n, wsum, fs, cap):
         return True, psum, 0.0, 0.0, 1.0, n, -1
-    for i in range(n):  # no sums here: the loop vectorises
+    for i in range(n):  # (vectorises)
         x = w[i] + fs
         kk[i] = p[i] / x if x > 0 else np.inf
-    step = max(1, n // min(SAMPLE, max(SAMPLE // 8, n // 16)))
-    ns = (n + step - 1) // step
-    sk = kk[::step].copy()
-    o = np.argsort(-sk)
-    acc, r = 0.0, ns - 1
-    for t in range(ns):
-        acc += (w[o[t] * step] + fs) * step
-        if acc > cap:
-            r = t
-            break
-    hi_k, lo_k = sk[o[max(r - SPREAD, 0)]], sk[o[min(r + SPREAD, ns - 1)]]
-    pa, wa, na, wm, nb = 0.0, 0.0, 0, 0.0, 0
-    for i in range(n):  # branch-free: the comparisons become masks
-        x = w[i] + fs
-        k = kk[i]
-        above = k > hi_k
-        inband = (k >= lo_k) and not above
-        pa += p[i] * above
-        wa += x * above
-        na += above
-        wm += x * inband
-        band[nb] = i
-        nb += inband
-    if wa <= cap < wa + wm:  # the break is in the band, as hoped: select within it (in index order, as band is)
-        bk, bp, bw = np.empty(nb), np.empty(nb), np.empty(nb)
-        for t in range(nb):
-            i = band[t]
-            bk[t], bp[t], bw[t] = kk[i], p[i], w[i] + fs
-        idx, j = _quickselect(bk, bp, bw, cap, False, np.arange(nb), 0, nb, wa)
-        j = min(j, nb - 1)  # (only rounding could take it past the band)
-        for t in range(j):
-            pa += bp[idx[t]]
-            wa += bw[idx[t]]
-        return False, pa, wa, bp[idx[j]], bw[idx[j]], na + j, band[idx[j]]
-    ws = w + fs
-    idx, j = _quickselect(kk, p, ws, cap, False, np.arange(n), 0, n, 0.0)
-    j = min(j, n - 1)  # (only rounding could take it past the last item)
-    before = idx[:j]
-    return False, p[before].sum(), ws[before].sum(), p[idx[j]], ws[idx[j]], j, idx[j]
+    lo, hi = 0, n
+    pa, wa = 0.0, 0.0  # the items before lo
+    while hi - lo > SORT_SMALL:
+        a, m, z = lo, (lo + hi) // 2, hi - 1  # median of three at m: a ahead of it, z behind (sentinels)
+        if _ahead(kk, ids, m, a):
+            _swap4(kk, p, w, ids, a, m)
+        if _ahead(kk, ids, z, m):
+            _swap4(kk, p, w, ids, m, z)
+            if _ahead(kk, ids, m, a):
+                _swap4(kk, p, w, ids, a, m)
+        pk, pid = kk[m], ids[m]
+        i, j = lo, z
+        while True:
+            while kk[i] > pk or (kk[i] == pk and ids[i] < pid):
+                i += 1
+            while pk > kk[j] or (pk == kk[j] and pid < ids[j]):
+                j -= 1
+            if i >= j:
+                break
+            _swap4(kk, p, w, ids, i, j)
+            i += 1
+            j -= 1
+        j += 1  # [lo, j) ahead of [j, hi), both non-empty: the order is strict and the pivot a median of three
+        wl = _span_sum(w, lo, j) + fs * (j - lo)
+        if wa + wl > cap:
+            hi = j
+        else:
+            pa += _span_sum(p, lo, j)
+            wa += wl
+            lo = j
+    for t in range(lo + 1, hi):  # insertion sort of the last few
+        u = t
+        while u > lo and _ahead(kk, ids, u, u - 1):
+            _swap4(kk, p, w, ids, u, u - 1)
+            u -= 1
+    t = lo
+    while t < hi - 1 and wa + (w[t] + fs) <= cap:  # (only rounding could take it past the last)
+        wa += w[t] + fs
+        pa += p[t]
+        t += 1
+    return False, pa, wa, p[t], w[t] + fs, t, ids[t]
+
+
+def _ahead(kk, ids, a, b) -> bool:
+    """Whether position a precedes position b in :func:`lp_at_c`'s order: key descending, then id ascending."""
+    return kk[a] > kk[b] or (kk[a] == kk[b] and ids[a] < ids[b])
+
+
+def _swap4(kk, p, w, ids, a, b):
+    kk[a], kk[b] = kk[b], kk[a]
+    p[a], p[b] = p[b], p[a]
+    w[a], w[b] = w[b], w[a]
+    ids[a], ids[b] = ids[b], ids[a]
+
+
+def _span_sum(a, lo, hi):
+    """sum(a[lo:hi]) in four lanes (one lane's add latency, not the adds, bounds a plain loop). The surrogate's items
+    are integers, so that any order sums them exactly below 2^53 (past it, rounding only moves its choice of s)."""
+    s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
+    t = lo
+    while t + 4 <= hi:
+        s0 += a[t]
+        s1 += a[t + 1]
+        s2 += a[t + 2]
+        s3 += a[t + 3]
+        t += 4
+    while t < hi:
+        s0 += a[t]
+        t += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 def lp_fits(n, wsum, fs, cap) -> bool:
