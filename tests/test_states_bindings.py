@@ -438,6 +438,38 @@ def test_counting_the_smallest_that_fit_against_a_sort(C, x, cap, copies):
     assert C.count_within(x, cap) == exact.count_within_np(x, cap) == want
 
 
+def _sampled_band_cases(rng):
+    """Arrays past count_within's sampled-band size, with capacities at every quantile: random, few distinct values,
+    and samples that lie (the sampled positions all 0, or all huge): the guess misses above and below."""
+    n = 4 * K.SAMPLE + 1 + int(rng.integers(0, 3000))
+    step = n // K.SAMPLE
+    sampled = np.arange(K.SAMPLE) * step
+    for kind in ("random", "few", "samples-small", "samples-huge"):
+        if kind == "few":
+            x = rng.choice(np.array([3, 17, 17, 40, 1000]), n)
+        else:
+            x = rng.integers(0, 10**6, n)
+        if kind == "samples-small":
+            x[sampled] = 0
+        if kind == "samples-huge":
+            x[sampled] = 10**12
+        total = int(x.sum())
+        for cap in (-1, 0, 5, total // 100, total // 3, total // 2, total - 1, total, total + 7):
+            yield kind, x.astype(np.int64), cap
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_counting_the_smallest_that_fit_past_the_sampled_band(C, seed):
+    """count_within past 4 * SAMPLE entries (a sampled band, one branch-free pass, a second pass where the guess
+    missed) against a sort and its prefix sums, compiled and interpreted."""
+    P = modes.python()
+    for kind, x, cap in _sampled_band_cases(np.random.default_rng(seed)):
+        want = int(np.searchsorted(np.cumsum(np.sort(x)), cap, side="right")) if cap >= 0 else 0
+        assert C.count_within(x, cap) == want, (kind, cap)
+        if seed == 0:
+            assert P.count_within_c(x, cap) == want, (kind, cap)
+
+
 @pytest.mark.parametrize("family", ["almost-strongly", "strongly", "uncorrelated", "subset-sum"])
 def test_the_surrogates_item_counts_against_sorts(family):
     """most_items / fewest_items (selections) against sorted prefix sums: the most items that fit, and the fewest

@@ -326,40 +326,87 @@ def _select(x, k):
 
 def count_within_c(x, cap):
     """The most entries of x (whole numbers >= 0, summing below 2**62) whose sum is at most cap: the smallest
-    ones, as many as fit. A quickselect that keeps the sum of what lies below its range: expected O(n), where a
-    sort costs O(n log n) (two of them a surrogate relaxation at n = 10,000)."""
+    ones, as many as fit, in expected O(n) where a sort costs O(n log n) (two of them a surrogate relaxation at
+    n = 10,000). Past 4 * SAMPLE entries a sample guesses a band of values around the last that fits, one
+    branch-free pass counts and sums what lies below it and collects the band (or, where the guess missed, a
+    second pass the side the answer is on), and :func:`_count_select` finishes there (over every entry below that
+    size): on random entries most of a quickselect's branches are coin tosses."""
     if cap < 0:
         return 0
-    a = x.copy()
+    n = x.shape[0]
+    if n <= 4 * SAMPLE:
+        return _count_select(x.copy(), cap, 0, 0)
+    step = n // SAMPLE
+    sk = np.empty(SAMPLE, dtype=np.int64)
+    for t in range(SAMPLE):
+        sk[t] = x[t * step]
+    sk.sort()
+    r, acc = SAMPLE - 1, 0
+    for t in range(SAMPLE):
+        acc += sk[t] * step  # (an estimate: where it wraps, the guess is only worse; the sums below are exact)
+        if acc > cap:
+            r = t
+            break
+    lo_v, hi_v = sk[max(r - SPREAD, 0)], sk[min(r + SPREAD, SAMPLE - 1)]
+    band = np.empty(n, dtype=np.int64)
+    cb, sb, nb, sm = 0, 0, 0, 0
+    for i in range(n):  # branch-free: the comparisons become masks
+        v = x[i]
+        below = v < lo_v
+        inband = (v <= hi_v) & (not below)
+        cb += below
+        sb += v * below
+        band[nb] = v
+        nb += inband
+        sm += v * inband
+    if sb <= cap < sb + sm:  # the guess holds
+        return _count_select(band[:nb], cap, cb, sb)
+    above = cap >= sb + sm
+    nb = 0
+    for i in range(n):  # the side it lies on: above the band (everything up to it fits) or below it
+        v = x[i]
+        band[nb] = v
+        nb += (v > hi_v) if above else (v < lo_v)
+    if above:
+        return _count_select(band[:nb], cap, n - nb, sb + sm)
+    return _count_select(band[:nb], cap, 0, 0)
+
+
+def _count_select(a, cap, count, acc):
+    """:func:`count_within_c` over the entries a (permuted in place) given ``count`` smaller entries summing to
+    ``acc`` <= cap: a quickselect that keeps the sum of what lies below its range, with two-pointer (Hoare)
+    partitions (copies of the pivot split evenly: the weights of a class repeat ~n / R times)."""
     lo, hi = 0, a.shape[0]
-    count, acc = 0, 0
     while hi - lo > SORT_SMALL:
-        u, v, t = a[lo], a[(lo + hi) // 2], a[hi - 1]
-        piv = max(min(u, v), min(max(u, v), t))  # median of three
-        # [lo, lt): < piv, [lt, t): == piv, [gt, hi): > piv
-        lt, t, gt = lo, lo, hi
-        sl, se = 0, 0
-        while t < gt:
-            y = a[t]
-            if y < piv:
-                a[t], a[lt] = a[lt], y
-                sl += y
-                lt += 1
-                t += 1
-            elif y > piv:
-                gt -= 1
-                a[t], a[gt] = a[gt], y
-            else:
-                se += y
-                t += 1
-        if acc + sl > cap:  # the last that fits lies below the pivot
-            hi = lt
-        elif acc + sl + se > cap:  # among the pivot's copies (piv > 0 here: se > 0)
-            return count + (lt - lo) + (cap - acc - sl) // piv
+        m, z = (lo + hi) // 2, hi - 1  # median of three at m: a[lo] <= a[m] <= a[z] (sentinels)
+        if a[m] < a[lo]:
+            a[lo], a[m] = a[m], a[lo]
+        if a[z] < a[m]:
+            a[m], a[z] = a[z], a[m]
+            if a[m] < a[lo]:
+                a[lo], a[m] = a[m], a[lo]
+        piv = a[m]
+        i, j = lo, z
+        while True:
+            while a[i] < piv:
+                i += 1
+            while a[j] > piv:
+                j -= 1
+            if i >= j:
+                break
+            a[i], a[j] = a[j], a[i]
+            i += 1
+            j -= 1
+        j += 1  # [lo, j) <= piv <= [j, hi), both non-empty
+        sl = 0
+        for t in range(lo, j):  # (vectorises)
+            sl += a[t]
+        if acc + sl > cap:
+            hi = j
         else:
-            count += gt - lo
-            acc += sl + se
-            lo = gt
+            count += j - lo
+            acc += sl
+            lo = j
     rest = np.sort(a[lo:hi])
     for t in range(rest.shape[0]):
         if acc + rest[t] > cap:
@@ -543,15 +590,15 @@ def open_items(d, left, brk, gap):
     inside = np.zeros(n, dtype=np.bool_)
     for t in range(left.shape[0]):
         inside[left[t]] = True
-    items, fixed = np.empty(n, dtype=np.int64), np.empty(left.shape[0], dtype=np.int64)
+    items, fixed = np.empty(n, dtype=np.int64), np.empty(left.shape[0] + 1, dtype=np.int64)  # (+1: see below)
     ni, nf = 0, 0
-    for i in range(n):
-        if i == brk or (d[i] <= gap if inside[i] else d[i] >= -gap):
-            items[ni] = i
-            ni += 1
-        elif inside[i]:
-            fixed[nf] = i
-            nf += 1
+    for i in range(n):  # branch-free, each i written to both and kept where it belongs (the tests are coin tosses)
+        inn = inside[i]
+        flip = (i == brk) | (inn & (d[i] <= gap)) | ((not inn) & (d[i] >= -gap))
+        items[ni] = i
+        ni += flip
+        fixed[nf] = i
+        nf += inn & (not flip)
     return items[:ni], fixed[:nf]
 
 
