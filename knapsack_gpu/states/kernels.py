@@ -1303,11 +1303,18 @@ def refill_c(s, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys
         return
     pool = POOL[s]
     m = 0
-    for t in range(plen):
-        x = pool[t]
-        if _admit(right, d[x], x, IR, VR, UP, UW):
+    if IR[D_FITS] == 1:  # _admit's test inline and branch-free (a call binds four arrays: atomic counts per item)
+        gap = VR[GAP]
+        for t in range(plen):
+            x = pool[t]
             pool[m] = x
-            m += 1
+            m += (d[x] >= -gap) if right else (d[x] <= gap)
+    else:
+        for t in range(plen):
+            x = pool[t]
+            if _admit(right, d[x], x, IR, VR, UP, UW):
+                pool[m] = x
+                m += 1
     k = _chunk_size(s, SR, plen, m)
     if k == 0:
         return
@@ -1428,6 +1435,7 @@ def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, key
     units = np.empty(PAIR_BLOCK, dtype=np.int64)
     xs = np.empty(PAIR_BLOCK, dtype=np.int64)
     at = np.empty(PAIR_BLOCK, dtype=np.int64)
+    fits, gap = IR[D_FITS] == 1, VR[GAP]  # (z does not change here: _admit's test inline where the costs fit)
     for sd in (RIGHT, LEFT):
         right = sd == RIGHT
         sign = 1 if right else -1
@@ -1438,7 +1446,10 @@ def pair_c(W, P, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, key
             for t in range(lo, hi):
                 u = BUF[sd, t] if part == 0 else POOL[sd, t]
                 du = BUFD[sd, t] if part == 0 else d[u]
-                if not _admit(right, du, u, IR, VR, UP, UW):
+                if fits:
+                    if (du < -gap) if right else (du > gap):
+                        continue
+                elif not _admit(right, du, u, IR, VR, UP, UW):
                     continue
                 units[m] = u
                 xs[m] = c - sign * UW[u]
