@@ -26,9 +26,7 @@ def backtrack(bits: tuple[torch.Tensor, BitLayout], job: Job, start: int) -> lis
     table, layout = bits
     s = job.schedule
     cover = job.cover
-    whole = table.numpy() if table.device.type == "cpu" or table.numel() <= WHOLE_COPY_BYTES else None
-    if whole is not None and table.device.type != "cpu":
-        whole = table.cpu().numpy()
+    whole = table.cpu().numpy() if table.device.type == "cpu" or table.numel() <= WHOLE_COPY_BYTES else None
     c = start
     chosen: list[int] = []
     window, lo, hi = None, 0, -1  # plane bytes for capacities [lo, hi]
