@@ -328,8 +328,9 @@ def rate(j: Job, dtype, record: bool, kernel: str, weights: str, bytes_per_cell:
     }
 
 
-def e2e_cases() -> list[tuple[str, object]]:
-    """(name, loader) of the end-to-end solves; instance files come from --instances (skipped, named, if absent)."""
+def e2e_cases() -> list[tuple[str, object, str | None]]:
+    """(name, loader, strategy) of the end-to-end solves (None: the planner's); instance files come from --instances
+    (skipped, named, if absent)."""
     from knapsack_gpu.formats import read_instance
     from knapsack_gpu.generate import partitioner
 
@@ -345,14 +346,23 @@ def e2e_cases() -> list[tuple[str, object]]:
         return load
 
     if ARGS.smoke:
-        return [("seeds n=50, C=2e3", generated(50, 2_000)), ("kplib n=1000", file("kplib/" + _kplib_file(1000)))]
+        return [
+            ("seeds n=50, C=2e3", generated(50, 2_000), None),
+            ("kplib n=1000", file("kplib/" + _kplib_file(1000)), None),
+            ("seeds n=50, C=2e3, dense plan", generated(50, 2_000), "dense"),
+        ]
+    hardest = file("jooken/n_1000_c_100000000_g_10_f_0.1_eps_0.01_s_100.in")
+    # issue 18: planned for one H200 (int32 reduced values, 80 GB Hirschberg, about 22 s by the dry run)
+    c1e10 = file("jooken/n_800_c_10000000000_g_14_f_0.3_eps_1e-05_s_100.in")
     return [
-        ("seeds n=2000, C=1e4", generated(2000, 10_000)),
-        ("seeds n=2000, W~3.8e8", generated(2000, 380_000_000)),
-        ("kplib n=10000 " + _kplib_file(10_000).split("_")[0], file("kplib/" + _kplib_file(10_000))),
-        ("Jooken c=1e8 hardest", file("jooken/n_1000_c_100000000_g_10_f_0.1_eps_0.01_s_100.in")),
-        # issue 18: planned for one H200 (int32 reduced values, 80 GB Hirschberg, about 22 s by the dry run)
-        ("Jooken c=1e10 g=14", file("jooken/n_800_c_10000000000_g_14_f_0.3_eps_1e-05_s_100.in")),
+        ("seeds n=2000, C=1e4", generated(2000, 10_000), None),
+        ("seeds n=2000, W~3.8e8", generated(2000, 380_000_000), None),
+        ("kplib n=10000 " + _kplib_file(10_000).split("_")[0], file("kplib/" + _kplib_file(10_000)), None),
+        ("Jooken c=1e8 hardest", hardest, None),
+        ("Jooken c=1e10 g=14", c1e10, None),
+        # the GPU's own engine on the same two: the planner gives both to the grouped DP on the CPU
+        ("Jooken c=1e8 hardest, dense plan", hardest, "dense"),
+        ("Jooken c=1e10 g=14, dense plan", c1e10, "dense"),
     ]
 
 
@@ -362,7 +372,7 @@ def _kplib_file(n: int) -> str:
 
 def end_to_end(rng) -> list[dict]:
     rows = []
-    for name, load in e2e_cases():
+    for name, load, strategy in e2e_cases():
         if left() < 0:
             rows.append({"case": name, "skipped": "past the budget"})
             continue
@@ -372,17 +382,17 @@ def end_to_end(rng) -> list[dict]:
             rows.append({"case": name, "skipped": f"instance not found: {exc}"})
             continue
         if cap >= 10**9:  # the largest solves: only where the dry run's estimate leaves room in the budget
-            plan = knapsack_gpu.plan_for(w, v, cap, device=DEV)
+            plan = knapsack_gpu.plan_for(w, v, cap, device=DEV, strategy=strategy)
             if not plan.fits or 3 * plan.seconds > left():
                 rows.append({"case": name, "skipped": f"the dry run: {plan.as_dict()} against {left():.0f} s left"})
                 continue
-        knapsack_gpu.solve(w[:50], v[:50], min(cap, 10**5), device=DEV)  # CUDA context and compiles, cheap
+        knapsack_gpu.solve(w[:50], v[:50], min(cap, 10**5), device=DEV, strategy=strategy)  # CUDA context, compiles
         reps = 5 if cap <= 10**7 and len(w) <= 10_000 else 1
         times = []
         for _ in range(reps):
             sync()
             t = time.perf_counter()
-            sol = knapsack_gpu.solve(w, v, cap, device=DEV)
+            sol = knapsack_gpu.solve(w, v, cap, device=DEV, strategy=strategy)
             sync()
             times.append(time.perf_counter() - t)
         rows.append(
