@@ -28,6 +28,15 @@ HAS_CUDA = torch.cuda.is_available()
 HAS_TRITON = backends.have_triton()
 
 DEVICES = ["cpu"] + (["cuda"] if HAS_CUDA else [])
+# Where the Triton backend runs: CUDA where there is one (the interpreter is off there), else CPU tensors in its
+# interpreter. A test that names triton takes its device from here; the other backends run on the CPU.
+TRITON_DEVICE = "cuda" if HAS_CUDA else "cpu"
+
+
+def device_for(backend: str) -> str:
+    return TRITON_DEVICE if backend == "triton" else "cpu"
+
+
 # (device, backend) pairs that solve at full speed. Triton on the CPU runs in its interpreter: tested separately
 # at small sizes (tests/test_kernels.py).
 FAST = [("cpu", "numpy"), ("cpu", "torch")] + ([("cuda", "torch")] if HAS_CUDA else [])

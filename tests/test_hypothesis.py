@@ -5,7 +5,7 @@ examples every time."""
 from __future__ import annotations
 
 import pytest
-from conftest import HAS_TRITON
+from conftest import HAS_TRITON, device_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +25,7 @@ instances = st.integers(0, 7).flatmap(
 def check(weights, values, capacity, **kwargs):
     best, optimal = brute_force(weights, values, capacity)
     try:
-        sol = knapsack_gpu.solve(weights, values, capacity, device="cpu", **kwargs)
+        sol = knapsack_gpu.solve(weights, values, capacity, device=device_for(kwargs.get("backend", "auto")), **kwargs)
     except ValueError as exc:
         # Refused only where the optimum itself may not fit int64 (a bound past it), and said so.
         assert "int64" in str(exc)

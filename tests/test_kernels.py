@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from conftest import HAS_CUDA, HAS_TRITON
+from conftest import HAS_CUDA, HAS_TRITON, TRITON_DEVICE
 from oracle import assert_feasible, assert_value
 
 import knapsack_gpu
@@ -25,7 +25,7 @@ from knapsack_gpu.testing import random_job, run_pass
 
 pytestmark = pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
 
-DEVICE = "cuda" if HAS_CUDA else "cpu"
+DEVICE = TRITON_DEVICE
 DTYPES = [torch.int32, torch.int64, torch.float32, torch.float64]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import HAS_TRITON
+from conftest import HAS_TRITON, TRITON_DEVICE, device_for
 
 import knapsack_gpu
 from knapsack_gpu.backends import make_pass
@@ -34,7 +34,7 @@ def narrow_job(m: int, length: int, width: int, seed: int = 3) -> Job:
 
 
 def launches(backend: str, job: Job, record: bool = True) -> tuple[int, object]:
-    dev = torch.device("cpu")
+    dev = torch.device(device_for(backend))
     p = make_pass(backend, dev, job.dtype, Workspace(Meter(1 << 40, dev)))
     p.reserve(job.m, job.length)
     bits = p.new_bits(BitLayout.of(job.schedule, job.length)) if record else None
@@ -53,7 +53,7 @@ def test_a_profile_that_fits_one_program_is_one_launch():
     plan = launch_plan(job, True, p.kern.sweep.MAX_CELLS, p.kern.plan_groups)
     assert [k for k, *_ in plan.launches] == ["sweep"]
     assert n == TRITON_FIXED + 1  # the sweep; every item fits nowhere near 2,000, so no final fill
-    f, bits = run_pass("triton", job)
+    f, bits = run_pass("triton", job, TRITON_DEVICE)
     g, bits2 = run_pass("torch", job)
     assert torch.equal(f, g) and np.array_equal(bits, bits2)
 
@@ -64,7 +64,7 @@ def test_narrow_windows_over_a_long_profile_are_one_launch():
     job = narrow_job(300, 200_001, 1500)
     n, _ = launches("triton", job)
     assert n == TRITON_FIXED + 1 + 1  # the sweep, then the cells above the last prefix weight filled
-    f, bits = run_pass("triton", job)
+    f, bits = run_pass("triton", job, TRITON_DEVICE)
     g, bits2 = run_pass("torch", job)
     assert torch.equal(f, g) and np.array_equal(bits, bits2)
 
@@ -101,7 +101,7 @@ def test_solve_reports_launches(backend):
     from knapsack_gpu.generate import partitioner
 
     w, v, cap = partitioner(np.random.default_rng(0), 2000, 10_000)
-    sol = knapsack_gpu.solve(w, v, cap, device="cpu", backend=backend, canonical=True)
+    sol = knapsack_gpu.solve(w, v, cap, device=device_for(backend), backend=backend, canonical=True)
     assert sol.stats["launches"] > 0
     if backend == "triton":  # one pass, one sweep: no launch per item (2,000 items reach the DP here)
         assert sol.stats["launches"] <= (TRITON_FIXED + 2) * sol.stats["passes"] + 3 * sol.stats["leaves"]

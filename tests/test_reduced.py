@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import HAS_TRITON
+from conftest import HAS_TRITON, device_for
 from oracle import assert_feasible
 
 import knapsack_gpu
@@ -76,7 +76,7 @@ def test_reduced_passes_agree_bit_for_bit(backend, dtype):
     for m, length in [(1, 1), (6, 40), (17, 333), (9, 2000)]:
         for windows in (False, True):
             job = random_job(rng, m, length, dtype, cover=False, windows=windows, ramp=True)
-            f, b = run_pass(backend, job)
+            f, b = run_pass(backend, job, device_for(backend))
             g, c = run_pass("numpy", job)
             assert torch.equal(f, g) and np.array_equal(b, c), (m, length, windows)
 
@@ -100,17 +100,18 @@ def test_every_plan_in_reduced_values_against_the_textbook_dp(always, backend, k
         w, v, cap = family(rng, kind, int(rng.integers(4, 14 if backend == "triton" else 40)))
         best, canonical = reference_dp(w.tolist(), v.tolist(), cap)
         for strategy in ("dense", "pruned"):
-            base = knapsack_gpu.solve(w, v, cap, device="cpu", backend=backend, strategy=strategy)
+            base = knapsack_gpu.solve(w, v, cap, device=device_for(backend), backend=backend, strategy=strategy)
             for share in (None, 0.6):  # the bit table, then a limit that forces Hirschberg splits
                 limit = None
                 if share is not None:
-                    limit = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * len(w) + int(base.stats["peak_bytes"] * share)
+                    host = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * len(w) if device_for(backend) == "cpu" else 0
+                    limit = host + int(base.stats["peak_bytes"] * share)
                 try:
                     sol = knapsack_gpu.solve(
                         w,
                         v,
                         cap,
-                        device="cpu",
+                        device=device_for(backend),
                         backend=backend,
                         strategy=strategy,
                         memory_limit=limit,
