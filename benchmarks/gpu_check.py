@@ -204,8 +204,9 @@ def check_solves(rng) -> list[dict]:
 
 
 def check_states(rng) -> list[dict]:
-    """The states engine on the device (torch ops once the list reaches DEVICE_STATES, and from the first state)
-    against the CPU's numpy run: same optimum, feasible, and the time of each, to place the crossover."""
+    """The states engine with device=CUDA as placed by default (on the host with the compiled engine, else torch ops
+    from DEVICE_STATES) and on CUDA tensors from the first state, against the CPU run: same optimum, feasible, and
+    the time of each, to place the crossover."""
     import knapsack_gpu.states as states
     from knapsack_gpu.generate import FAMILIES
 
@@ -223,9 +224,9 @@ def check_states(rng) -> list[dict]:
         w, v, cap = FAMILIES[family](rng, n, R, 0.5)
         runs = {}
         for name, device, threshold in (("cpu", "cpu", None), ("device", DEV, None), ("device-all", DEV, 0)):
-            saved = states.DEVICE_STATES
+            saved = states.DEVICE_STATES, states.DEVICE_STATES_COMPILED
             if threshold is not None:
-                states.DEVICE_STATES = threshold
+                states.DEVICE_STATES = states.DEVICE_STATES_COMPILED = threshold
             try:
                 t = time.perf_counter()
                 sol = knapsack_gpu.solve(
@@ -233,7 +234,7 @@ def check_states(rng) -> list[dict]:
                 )
                 runs[name] = (time.perf_counter() - t, sol)
             finally:
-                states.DEVICE_STATES = saved
+                states.DEVICE_STATES, states.DEVICE_STATES_COMPILED = saved
         values = {k: s.value for k, (_, s) in runs.items()}
         ok = len(set(values.values())) == 1 and all(s.weight <= cap for _, s in runs.values())
         rows.append(

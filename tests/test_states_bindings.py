@@ -673,3 +673,19 @@ def test_a_surrogate_past_int64_products_bounds_in_python_integers(monkeypatch):
 
     seen = _cases_both_ways(monkeypatch, ["big-almost-strongly"], ((60, 2**12), (200, 1000)), scaled_dp, seeds=3)
     assert seen[2] >= 1, seen
+
+
+def test_where_the_list_lives(monkeypatch):
+    """The host keeps the list on CUDA while the compiled engine runs (measured faster there on an H200); without it,
+    the list moves at DEVICE_STATES; torch backends on the CPU take torch list ops from the first state."""
+    import knapsack_gpu.states as states
+
+    assert states.placement("cpu") == (None, 0) and states.placement("cpu", "numpy") == (None, 0)
+    assert states.placement("cpu", "torch") == ("cpu", 0)
+    monkeypatch.setenv(jit.ENV, "1")
+    monkeypatch.setattr(jit, "_installed", lambda: True)
+    assert states.placement("cuda:0", "triton") == (None, 0)
+    monkeypatch.setattr(states, "DEVICE_STATES_COMPILED", 0)  # what benchmarks/gpu_check.py forces
+    assert states.placement("cuda:0", "triton") == ("cuda:0", 0)
+    monkeypatch.setenv(jit.ENV, "0")
+    assert states.placement("cuda:0", "torch") == ("cuda:0", states.DEVICE_STATES)

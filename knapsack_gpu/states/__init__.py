@@ -28,19 +28,24 @@ __all__ = [
 ]
 
 
-# On CUDA the list moves to the device once it holds this many states: each torch op there costs a launch (~10 us)
-# that numpy on the host beats on short lists. An estimate (no GPU has run this yet): benchmarks/gpu_check.py times it.
+# How many states a list holds before it moves to a CUDA device (None: it never does). With the compiled engine it
+# stays on the host: on one H200 (benchmarks/gpu_check.py, 2026-12-04) torch list ops there took 6.7 s and 12.7 s on
+# circle n = 10,000 (peaks of 8e4 and 9e5 states) where the compiled host engine took 0.48 s and 4.4 s; a launch per
+# list op (~10 us) against one compiled pass. Without numba, from DEVICE_STATES: an estimate nothing has measured.
+DEVICE_STATES_COMPILED: int | None = None
 DEVICE_STATES = 65536
 
 
 def placement(device, backend: str = "auto") -> tuple[object, int]:
-    """(device, states): where the list moves, and from how many states. (None, 0) on the CPU: the list stays on
-    the host; a CUDA device from DEVICE_STATES states; with backend "torch"/"triton" on the CPU, torch list ops on
-    CPU tensors from the first step (what tests of the device binding run without a GPU)."""
+    """(device, states): where the list moves, and from how many states. (None, 0): the list stays on the host (the
+    CPU, and CUDA with the compiled engine); a CUDA device from DEVICE_STATES states without it; with backend
+    "torch"/"triton" on the CPU, torch list ops on CPU tensors from the first step (what tests of the device binding
+    run without a GPU)."""
     where = device.split(":")[0] if isinstance(device, str) else devices.kind(device)
-    if where == "cpu" and backend in ("auto", "numpy"):
-        return None, 0
-    return device, DEVICE_STATES if where != "cpu" else 0
+    if where == "cpu":
+        return (None, 0) if backend in ("auto", "numpy") else (device, 0)
+    states = DEVICE_STATES_COMPILED if jit.enabled() else DEVICE_STATES
+    return (None, 0) if states is None else (device, states)
 
 
 class Search:
