@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SIDE = os.environ.get("KNAPSACK_GPU_TRITON36_PYTHON")
 
 
-SECTIONS = ["kernels", "solves", "offsets", "states", "partitioner", "bandwidth", "throughput", "end to end"]
+SECTIONS = ["kernels", "numba", "solves", "offsets", "states", "partitioner", "end to end", "bandwidth", "throughput"]
 
 
 def smoke(python: str, out: Path) -> dict:
@@ -38,6 +38,9 @@ def smoke(python: str, out: Path) -> dict:
     assert data["checks"] and all(c["ok"] for c in data["checks"])
     assert {c["path"] for c in data["checks"] if c["check"] == "kernel==numpy"} == {"sweep", "item", "tile", "mixed"}
     assert any(c["check"] == "partitioner" for c in data["checks"])
+    assert [c["compiled"] for c in data["checks"] if c["check"] == "numba kernels"] == [
+        data["meta"]["versions"]["numba"] is not None
+    ]
     assert data["throughput"] and data["end_to_end"]
     # an end-to-end case is skipped only where its instance file is absent (the checkout has no shared/instances)
     assert all(e["skipped"].startswith("instance not found") for e in data["end_to_end"] if "skipped" in e)
