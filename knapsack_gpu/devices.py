@@ -13,13 +13,13 @@ _SEEN: dict = {}
 
 def _read(device) -> tuple[str, str]:
     got = _SEEN.get(device)
-    if got is None:
-        got = _SEEN[device] = (device.type, str(device))
+    if got is None:  # a torch.device, or its name ("cuda:0")
+        got = _SEEN[device] = (device.split(":")[0], device) if isinstance(device, str) else (device.type, str(device))
     return got
 
 
 def kind(device) -> str:
-    """``device.type`` ("cpu", "cuda", ...) of a torch.device."""
+    """``device.type`` ("cpu", "cuda", ...) of a torch.device or its name."""
     return _read(device)[0]
 
 

@@ -193,7 +193,7 @@ def plan_for(
         device_memory = available_bytes(dev)
     limit = int(device_memory * (CUDA_SHARE if dev.type == "cuda" else CPU_SHARE))
     meter = Meter(limit, dev)
-    held = solver.HOST_BYTES_PER_ITEM * inst.n if dev.type == "cpu" else 0
+    held = solver.held_bytes(inst.n, dev)
     empty = PlanReport("none", None, str(dev), None, None, None, 0, 0, 0, 0, 0, limit, 0.0, 0.0)
     if held > limit:
         return empty  # not even the per-item state fits

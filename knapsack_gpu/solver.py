@@ -32,6 +32,12 @@ from .states import Search, StatesOverflow, StatesStats, modes, placement
 HOST_BYTES_PER_ITEM = 256
 
 
+def held_bytes(n: int, device) -> int:
+    """The per-item state of ``n`` items that counts against a memory limit: host bytes, so on the CPU only (a CUDA
+    limit is the device's memory)."""
+    return HOST_BYTES_PER_ITEM * n if devices.kind(device) == "cpu" else 0
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class Solution:
     """An optimal selection.
@@ -276,7 +282,7 @@ def _solve(
     """solve() after validation: the states engine first (it finishes most instances), then the dense plans.
     ``states_backend``: the backend resolved for int64 on ``dev`` (None: resolved here)."""
     meter = Meter(default_limit(dev) if limit is None else limit, dev)
-    held = HOST_BYTES_PER_ITEM * inst.n if devices.kind(dev) == "cpu" else 0
+    held = held_bytes(inst.n, dev)
     if held > meter.limit:
         red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense")
         name = resolve_backend(backend, dev, red.dtype)

@@ -102,8 +102,7 @@ def test_the_solver_takes_the_one_row_torch_pass_where_the_kernels_do_not_fit(mo
         for n in ("triton", "torch")
     }
     assert need["torch"] < need["triton"]
-    host = solver.HOST_BYTES_PER_ITEM * 40 if dev.type == "cpu" else 0  # per-item state counts on the host only
-    limit = host + (need["torch"] + need["triton"]) // 2
+    limit = solver.held_bytes(40, dev) + (need["torch"] + need["triton"]) // 2
     sol = knapsack_gpu.solve(w, v, cap, device=dev, memory_limit=limit, strategy="dense")
     assert sol.stats["backend"] == "torch" and sol.stats["peak_bytes"] <= limit
     from knapsack_gpu.reference import reference_dp

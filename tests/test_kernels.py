@@ -172,8 +172,7 @@ def test_triton_hirschberg(monkeypatch, path, scale):
     single = single_pass_bytes(p, job.m, job.length, BitLayout.of(top.schedule, job.length).nbytes)
     least = min_bytes(p, job.m, job.length)
     assert single > least
-    host = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * len(w) if DEVICE == "cpu" else 0  # per-item state
-    limit = (least + single) // 2 + host  # enough to split, too little for the table
+    limit = (least + single) // 2 + knapsack_gpu.solver.held_bytes(len(w), DEVICE)  # enough to split, not the table
     sol = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton", memory_limit=limit, strategy="dense")
     assert sol.stats["strategy"] == "dense-hirschberg" and sol.stats["peak_bytes"] <= limit
     assert sol.value == reference_dp(w.tolist(), v.tolist(), cap)[0]

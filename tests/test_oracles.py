@@ -14,6 +14,7 @@ from knapsack_gpu.generate import FAMILIES
 from knapsack_gpu.problem import make_instance
 from knapsack_gpu.reduce import reduce
 from knapsack_gpu.reference import brute_force, reference_dp, reference_profile
+from knapsack_gpu.solver import held_bytes
 
 dp_knapsack = pytest.importorskip("torch._functorch._activation_checkpointing.knapsack").dp_knapsack
 
@@ -58,11 +59,6 @@ def _hirschberg_case(family: str, seed: int):
     return w, v, cap, reference_dp(w.tolist(), v.tolist(), cap)[0]
 
 
-def _host_bytes(n: int, device: str) -> int:
-    """What the solver holds for per-item state on the CPU (counted against memory_limit there)."""
-    return knapsack_gpu.solver.HOST_BYTES_PER_ITEM * n if device == "cpu" else 0
-
-
 @pytest.mark.parametrize("extra_rows", [0, 1])
 @pytest.mark.parametrize("strategy", ["dense", "pruned"])
 def test_forced_hirschberg_is_optimal_and_within_limit(extra_rows, strategy, target):
@@ -80,7 +76,7 @@ def test_forced_hirschberg_is_optimal_and_within_limit(extra_rows, strategy, tar
             length, items = cap + 1, len(w)
         p = make_pass(backend, torch.device(device), dtype, Workspace(Meter(1, torch.device(device))))
         row_bytes = length * p.itemsize
-        limit = min_bytes(p, items, length) + extra_rows * row_bytes + 256 + _host_bytes(len(w), device)
+        limit = min_bytes(p, items, length) + extra_rows * row_bytes + 256 + held_bytes(len(w), device)
         sol = knapsack_gpu.solve(w, v, cap, device=device, backend=backend, memory_limit=limit, strategy=strategy)
         if extra_rows == 0 and strategy == "dense":
             assert sol.stats["strategy"] == "dense-hirschberg", family
@@ -160,7 +156,7 @@ def test_recorded_half_split_reads_the_right_half_off_its_own_pass():
     k = int(0.6 * m)
     lb = min(cap, int(job.weights[m - k :].sum())) + 1
     table = BitLayout.of(Job(job.weights[m - k :], job.values[m - k :], lb, False, dtype).schedule, lb).nbytes
-    limit = min_bytes(p, m, length) + p.record_extra_bytes(length) + table + _host_bytes(len(w), "cpu")
+    limit = min_bytes(p, m, length) + p.record_extra_bytes(length) + table + held_bytes(len(w), "cpu")
     sol = knapsack_gpu.solve(w, v, cap, device="cpu", memory_limit=limit, strategy="dense")
     assert sol.stats["strategy"] == "dense-hirschberg" and sol.stats["peak_bytes"] <= limit
     assert sol.value == best and sol.weight <= cap

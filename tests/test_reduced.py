@@ -104,8 +104,8 @@ def test_every_plan_in_reduced_values_against_the_textbook_dp(always, backend, k
             for share in (None, 0.6):  # the bit table, then a limit that forces Hirschberg splits
                 limit = None
                 if share is not None:
-                    host = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * len(w) if device_for(backend) == "cpu" else 0
-                    limit = host + int(base.stats["peak_bytes"] * share)
+                    held = knapsack_gpu.solver.held_bytes(len(w), device_for(backend))
+                    limit = held + int(base.stats["peak_bytes"] * share)
                 try:
                     sol = knapsack_gpu.solve(
                         w,

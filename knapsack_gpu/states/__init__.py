@@ -41,7 +41,7 @@ def placement(device, backend: str = "auto") -> tuple[object, int]:
     CPU, and CUDA with the compiled engine); a CUDA device from DEVICE_STATES states without it; with backend
     "torch"/"triton" on the CPU, torch list ops on CPU tensors from the first step (what tests of the device binding
     run without a GPU)."""
-    where = device.split(":")[0] if isinstance(device, str) else devices.kind(device)
+    where = devices.kind(device)
     if where == "cpu":
         return (None, 0) if backend in ("auto", "numpy") else (device, 0)
     states = DEVICE_STATES_COMPILED if jit.enabled() else DEVICE_STATES
