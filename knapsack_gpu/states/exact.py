@@ -228,3 +228,8 @@ def combine_np(WA, PA, WB, PB, c):
     v = PA[ok] + PB[j[ok]]
     a = int(np.argmax(v))
     return v[a], int(ok[a]), int(j[ok[a]])
+
+
+def same(a):
+    """The array itself: the interpreted bindings' :func:`.borrow.borrowed` (no reference counts to spare)."""
+    return a

@@ -112,6 +112,8 @@ def _unbound(*args):
 merge = prune = merge_prune = room_for = state_at = _unbound
 lin_sat = lin_ge0 = ratio_cmp = muldiv = order_ties = break_order = setup = refill = items = combine = _unbound
 lp_at = counted = _unbound
+# The search's own arrays inside run() (the compiled binding's views without reference counts: .borrow)
+borrowed = _unbound
 # Whether the binding's merge_prune runs a step's merge and fathoming as one pass (the compiled binding's scalar loop;
 # the vectorised bindings run them apart, the reference the fused pass is tested against).
 FUSED = False
@@ -1557,7 +1559,12 @@ def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, 
     (nothing left to add beats the next right unit's efficiency, nothing left to remove is worse than the next left
     unit's); then the sides take turns to offer the next unit. The step's helpers take only the arrays they read:
     compiled, every array a call binds costs an atomic reference count each way, and refill, which reads them all,
-    is called only when a side's sorted chunk is used up."""
+    is called only when a side's sorted chunk is used up. Every array but the list's is borrowed for the run (its
+    caller holds them): the step's reference counts are the list's only."""
+    IR, VR, SR, POOL, BUF = borrowed(IR), borrowed(VR), borrowed(SR), borrowed(POOL), borrowed(BUF)
+    BUFD, UP, UW, UD, UMS = borrowed(BUFD), borrowed(UP), borrowed(UW), borrowed(UD), borrowed(UMS)
+    UML, MEMBERS, keys, p = borrowed(UML), borrowed(MEMBERS), borrowed(keys), borrowed(p)
+    w, d, EU, ES = borrowed(w), borrowed(d), borrowed(EU), borrowed(ES)
     if IR[STARTED] == 0:
         if VR[Z] >= VR[UB]:
             return DONE, L

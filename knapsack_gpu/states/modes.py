@@ -60,6 +60,7 @@ PYTHON_OPS = {
     "combine": exact.combine_np,
     "counted": offsets.counted_np,
     "count_within": exact.count_within_np,
+    "borrowed": exact.same,
 }
 DEVICE_OPS = {
     **PYTHON_OPS,
@@ -167,4 +168,6 @@ def warm(kind: str) -> None:
 @cache
 def compiled() -> Binding:
     """The compiled binding (imports numba; each kernel compiles on its first call, or loads from the disk cache)."""
-    return _bind("compiled", COMPILED_OPS, jit.compile_function)
+    from . import borrow  # (imports numba)
+
+    return _bind("compiled", {**COMPILED_OPS, "borrowed": borrow.borrowed}, jit.compile_function)
