@@ -217,6 +217,26 @@ def test_the_bindings_search_state_for_state(family):
         assert stc.binding == "compiled" and stp.binding == "python"
 
 
+def test_a_borrowed_array_is_its_owners_memory():
+    """run()'s borrowed views (:mod:`knapsack_gpu.states.borrow`): reads and writes go to the owner's memory, of any
+    dtype and layout, and a view made and dropped a thousand times frees nothing (the owner's array stays whole)."""
+    import numba
+
+    from knapsack_gpu.states.borrow import borrowed
+
+    @numba.njit
+    def bump(a, b, reps):
+        for _ in range(reps):
+            x, y = borrowed(a), borrowed(b)
+            x[1] += 1
+            y[0, 1] += 0.5
+        return borrowed(a).sum()
+
+    a, b = np.arange(4, dtype=np.int64), np.zeros((2, 3))
+    assert bump(a, b, 1000) == 6 + 1000 and a[1] == 1001 and b[0, 1] == 500.0
+    assert exact.same(a) is a  # the interpreted bindings' twin
+
+
 def test_without_numba_the_numpy_operations_run_with_one_warning(monkeypatch):
     import importlib.util
 
