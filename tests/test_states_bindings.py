@@ -225,15 +225,18 @@ def test_a_borrowed_array_is_its_owners_memory():
     from knapsack_gpu.states.borrow import borrowed
 
     @numba.njit
-    def bump(a, b, reps):
+    def bump(a, b, c, reps):
         for _ in range(reps):
-            x, y = borrowed(a), borrowed(b)
+            x, y, z = borrowed(a), borrowed(b), borrowed(c)
             x[1] += 1
             y[0, 1] += 0.5
+            z[2] -= 1
         return borrowed(a).sum()
 
-    a, b = np.arange(4, dtype=np.int64), np.zeros((2, 3))
-    assert bump(a, b, 1000) == 6 + 1000 and a[1] == 1001 and b[0, 1] == 500.0
+    a, b, whole = np.arange(4, dtype=np.int64), np.zeros((2, 3)), np.zeros(8, dtype=np.int32)
+    c = whole[::2]  # a strided view: its strides carry over
+    assert bump(a, b, c, 1000) == 6 + 1000 and a[1] == 1001 and b[0, 1] == 500.0
+    assert whole[4] == -1000 and np.count_nonzero(whole) == 1
     assert exact.same(a) is a  # the interpreted bindings' twin
 
 
