@@ -374,9 +374,11 @@ def e2e_cases() -> list[tuple[str, object, str | None]]:
             ("seeds n=50, C=2e3, dense plan", generated(50, 2_000), "dense"),
         ]
     hardest = file("jooken/n_1000_c_100000000_g_10_f_0.1_eps_0.01_s_100.in")
-    # the other two of issue 23's three hardest c = 1e8, g = 10: planned against the forced dense plan
+    # the other two of issue 23's three hardest c = 1e8, g = 10, and the one other whose grouped solve runs a noise DP:
+    # planned against the forced dense plan
     others = [("n=1200 f=0.2 eps=1e-05", "jooken/n_1200_c_100000000_g_10_f_0.2_eps_1e-05_s_100.in"),
-              ("n=1000 f=0.2 eps=0", "jooken/n_1000_c_100000000_g_10_f_0.2_eps_0_s_300.in")]  # fmt: skip
+              ("n=1000 f=0.2 eps=0", "jooken/n_1000_c_100000000_g_10_f_0.2_eps_0_s_300.in"),
+              ("n=1200 f=0.3 eps=1e-05", "jooken/n_1200_c_100000000_g_10_f_0.3_eps_1e-05_s_100.in")]  # fmt: skip
     # issue 18: planned for one H200 (int32 reduced values, 80 GB Hirschberg, about 22 s by the dry run)
     c1e10 = file("jooken/n_800_c_10000000000_g_14_f_0.3_eps_1e-05_s_100.in")
     return [
