@@ -55,7 +55,6 @@ int64, checked below 2^62 up front.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -93,8 +92,8 @@ class Groups:
 @dataclass
 class GroupedStats:
     """What a solve did: the window width, the DP's stage sizes (distinct partial sums), the final sums in the
-    window, vectors enumerated (and the steps their walks took) and completed (of which by the noise DP, over how
-    many cells), and the seconds each phase took."""
+    window, vectors enumerated (and the steps their walks took) and completed (of which by the noise DP), and the
+    seconds each phase took."""
 
     window: int = 0
     rounds: int = 0
@@ -104,7 +103,6 @@ class GroupedStats:
     walk_steps: int = 0
     completions: int = 0
     noise_dps: int = 0
-    noise_cells: int = 0
     seconds: dict = field(default_factory=dict)
 
 
@@ -113,10 +111,7 @@ class Limits:
     """Work the solver may do before it gives up (GroupedGiveUp): sums formed by one DP stage, vectors per final
     sum and in all, steps of the walks over the vectors (a few million a second), noise-DP cells (sum over
     completions of k_j * m_j * (r + 1)), seconds (checked between steps; the solver's planner sets none, so that
-    the plan taken never depends on the machine's speed), and the bytes a noise DP's tables may take.
-    ``noise_budget``, where set, is asked once, before the first noise DP, for a tighter noise-cell limit (the
-    planner's: what the dense plan that would follow costs, known only after its reductions, which a solve that needs
-    no noise DP never pays for); None from it leaves ``noise_cells``."""
+    the plan taken never depends on the machine's speed), and the bytes a noise DP's tables may take."""
 
     stage_sums: int = 200_000_000
     vectors: int = 1_000_000
@@ -125,7 +120,6 @@ class Limits:
     noise_cells: int = 20_000_000_000
     seconds: float | None = None
     memory: int | None = None  # bytes a noise DP's tables may take (None: unbounded)
-    noise_budget: Callable[[], int | None] | None = None
 
 
 def looks_grouped(weights, values, capacity) -> bool:
@@ -303,11 +297,10 @@ def solve(
     light_pos_w, light_pos_p = int(wl[pl > 0].sum()), int(pl[pl > 0].sum())
     S = kern.small_profile(wl, pl, 0)
     cells = 0
-    noise_limit = None  # limits.noise_cells, tightened by limits.noise_budget() before the first noise DP
 
     def complete(K: int, vec: np.ndarray) -> tuple[int, str]:
         """Phi_k(C - K) exactly ('slack': the lam = 0 choice fits; 'dp': the noise DP); NEG if nothing fits."""
-        nonlocal S, cells, noise_limit
+        nonlocal S, cells
         r = C - K
         st.completions += 1
         sel_a = sum(int(ca[k]) for ca, k in zip(cum_a, vec, strict=True))
@@ -315,12 +308,8 @@ def solve(
             return sum(int(cb[k]) for cb, k in zip(cum_b, vec, strict=True)) + light_pos_p, "slack"
         st.noise_dps += 1
         cells += (r + 1) * (sum(int(k) * len(a) for a, k in zip(A, vec, strict=True)) + len(wl))
-        st.noise_cells = cells
-        if noise_limit is None:
-            tighter = limits.noise_budget() if limits.noise_budget is not None else None
-            noise_limit = limits.noise_cells if tighter is None else min(limits.noise_cells, tighter)
-        if cells > noise_limit:
-            raise GroupedGiveUp(f"noise DP over {noise_limit} cells")
+        if cells > limits.noise_cells:
+            raise GroupedGiveUp(f"noise DP over {limits.noise_cells} cells")
         _room(limits, 8 * (r + 1) * (int(max(vec, default=0)) + 4), "a noise DP's tables")
         check_time()
         if r >= S.shape[0]:
@@ -460,14 +449,13 @@ PLANNER_LIMITS = Limits(
 BYTES_PER_SUM = 8 * (len(DP_LAMS) + 2)
 
 
-def planner_limits(room: int, groups: Groups, noise_budget: Callable[[], int | None] | None = None) -> Limits:
+def planner_limits(room: int, groups: Groups) -> Limits:
     """PLANNER_LIMITS within ``room`` bytes: the DP's stages (every group's sums are kept for the walks) and the
-    noise DP's tables; ``noise_budget``: see :class:`Limits`."""
+    noise DP's tables."""
     from dataclasses import replace
 
     per_sum = BYTES_PER_SUM * (len(groups.members) + 1)
-    stage_sums = max(1, min(PLANNER_LIMITS.stage_sums, room // per_sum))
-    return replace(PLANNER_LIMITS, stage_sums=stage_sums, memory=room, noise_budget=noise_budget)
+    return replace(PLANNER_LIMITS, stage_sums=max(1, min(PLANNER_LIMITS.stage_sums, room // per_sum)), memory=room)
 
 
 def warm() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -69,9 +68,8 @@ class Solution:
             again to recover the selection) and ``binding`` (how its kernels ran: "compiled" by numba, "python" with
             numpy list operations, or "device" with torch list operations on CUDA); of the grouped solver
             (strategy "grouped", :mod:`knapsack_gpu.grouped`): ``grouped`` (its groups, light items, the DP's stage
-            sizes, count vectors enumerated and completed, noise DPs and their cells; where it ran and gave way to
-            another plan, {"gave_up": why}). Every key is always present: None (or 0, or empty) where it does not
-            apply.
+            sizes, count vectors enumerated and completed, noise DPs). Every key is always present: None (or 0, or
+            empty) where it does not apply.
     """
 
     value: int | float
@@ -408,25 +406,19 @@ def _decide(
     elif groups:
         groups = _looks_grouped(inst)
     if groups:
-
-        def noise_budget() -> int | None:  # the dense plan that would follow, where it fits: its estimated time
-            red, _, need = _reduced_plan(inst, dtype, canonical, strategy, run, backend, dev, meter)
-            if not red.n:
-                return 0  # the reductions solve it
-            if need > meter.limit - meter.current:
-                return None
-            dense = plan_mod.choose(red, strategy, canonical, devices.kind(dev)).dense
-            return plan_mod.grouped_noise_cells(dense.seconds) if dense is not None else 0  # None: the bounds met
-
-        found = _grouped(inst, meter, stats, noise_budget=noise_budget)
+        found = _grouped(inst, meter, stats)
         if found is not None:
             if run is not None:
                 run.release()
             return Decision("grouped", grouped=found)
     if run is not None and run.run(budget) and not canonical:
         return Decision("states", run, budget)
-    red, name, dense_need = _reduced_plan(inst, dtype, canonical, strategy, run, backend, dev, meter)
+    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
+    name, dense_need = resolve_backend(backend, dev, red.dtype), 0
     room = meter.limit - meter.current
+    if red.n:
+        job = _dense_job(red, strategy, canonical, devices.kind(dev))
+        name, dense_need = plan_mod.fitting_backend(job, dev, plan_mod.fallbacks(backend, name), room)
     _reduced_stats(stats, red, name)
     d = Decision("reduced", run, budget, red, name, dense_need)
     if not red.n:
@@ -465,37 +457,17 @@ def _decide(
     return d
 
 
-def _reduced_plan(inst: Instance, dtype, canonical: bool, strategy: str, run, backend: str, dev, meter: Meter):
-    """(the reduced instance, the dense backend, the least working memory of its dense plan in bytes: 0 where the
-    reductions left nothing), from the states engine's incumbent where it ran."""
-    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
-    name, need = resolve_backend(backend, dev, red.dtype), 0
-    if red.n:
-        job = _dense_job(red, strategy, canonical, devices.kind(dev))
-        room = meter.limit - meter.current
-        name, need = plan_mod.fitting_backend(job, dev, plan_mod.fallbacks(backend, name), room)
-    return red, name, need
-
-
 def _looks_grouped(inst: Instance) -> bool:
     from . import grouped  # imported only here: a canonical solve (the partitioner's) never pays for it
 
     return grouped.looks_grouped(inst.weights, inst.values, inst.capacity)
 
 
-def _grouped(
-    inst: Instance,
-    meter: Meter,
-    stats: dict,
-    forced: bool = False,
-    noise_budget: Callable[[], int | None] | None = None,
-) -> np.ndarray | None:
+def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) -> np.ndarray | None:
     """Groups of near-identical heavy items plus light items (Jooken's class: :mod:`knapsack_gpu.grouped`): the
     grouped solver's selection under the planner's work limits, or None where the items show no such groups or it
-    gives up (the other plans follow; ``stats["grouped"]`` says why). ``forced`` (strategy "grouped"): a ValueError
-    instead of None; otherwise the caller has sampled the items for groups already (:func:`_looks_grouped`).
-    ``noise_budget``: asked before its first noise DP for the most cells the noise DPs may take (see
-    :class:`grouped.Limits`)."""
+    gives up (the other plans follow). ``forced`` (strategy "grouped"): a ValueError instead of None; otherwise the
+    caller has sampled the items for groups already (:func:`_looks_grouped`)."""
     from . import grouped, jit
 
     w, v, cap = inst.weights, inst.values, inst.capacity
@@ -510,11 +482,10 @@ def _grouped(
         gst = grouped.GroupedStats()
         room = meter.limit - meter.current
         try:
-            limits = grouped.planner_limits(room, groups, noise_budget)
-            value, selected = grouped.solve(w, v, cap, groups=groups, limits=limits, stats=gst)
+            value, selected = grouped.solve(w, v, cap, groups=groups, limits=grouped.planner_limits(room, groups),
+                                            stats=gst)  # fmt: skip
         except grouped.GroupedGiveUp as exc:
             why = f"the grouped solver gave up: {exc}"
-            stats["grouped"] = {"gave_up": str(exc)}
         else:
             meter.note_peak(grouped.BYTES_PER_SUM * (len(groups.members) + 1) * max(gst.stage_sizes, default=0))
             stats.update(
@@ -531,7 +502,6 @@ def _grouped(
                     "vectors": gst.vectors,
                     "completions": gst.completions,
                     "noise_dps": gst.noise_dps,
-                    "noise_cells": gst.noise_cells,
                 },
             )
             return np.asarray(selected, dtype=np.int64)
