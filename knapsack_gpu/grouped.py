@@ -92,8 +92,8 @@ class Groups:
 @dataclass
 class GroupedStats:
     """What a solve did: the window width, the DP's stage sizes (distinct partial sums), the final sums in the
-    window, vectors enumerated (and the steps their walks took) and completed (of which by the noise DP), and the
-    seconds each phase took."""
+    window, vectors enumerated (and the steps their walks took) and completed (of which by the noise DP, over how
+    many cells), and the seconds each phase took."""
 
     window: int = 0
     rounds: int = 0
@@ -103,6 +103,7 @@ class GroupedStats:
     walk_steps: int = 0
     completions: int = 0
     noise_dps: int = 0
+    noise_cells: int = 0
     seconds: dict = field(default_factory=dict)
 
 
@@ -308,6 +309,7 @@ def solve(
             return sum(int(cb[k]) for cb, k in zip(cum_b, vec, strict=True)) + light_pos_p, "slack"
         st.noise_dps += 1
         cells += (r + 1) * (sum(int(k) * len(a) for a, k in zip(A, vec, strict=True)) + len(wl))
+        st.noise_cells = cells
         if cells > limits.noise_cells:
             raise GroupedGiveUp(f"noise DP over {limits.noise_cells} cells")
         _room(limits, 8 * (r + 1) * (int(max(vec, default=0)) + 4), "a noise DP's tables")

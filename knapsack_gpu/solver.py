@@ -68,8 +68,9 @@ class Solution:
             again to recover the selection) and ``binding`` (how its kernels ran: "compiled" by numba, "python" with
             numpy list operations, or "device" with torch list operations on CUDA); of the grouped solver
             (strategy "grouped", :mod:`knapsack_gpu.grouped`): ``grouped`` (its groups, light items, the DP's stage
-            sizes, count vectors enumerated and completed, noise DPs). Every key is always present: None (or 0, or
-            empty) where it does not apply.
+            sizes, count vectors enumerated and completed, noise DPs and their cells; where it ran and gave way to
+            another plan, {"gave_up": why}). Every key is always present: None (or 0, or empty) where it does not
+            apply.
     """
 
     value: int | float
@@ -486,6 +487,7 @@ def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) ->
                                             stats=gst)  # fmt: skip
         except grouped.GroupedGiveUp as exc:
             why = f"the grouped solver gave up: {exc}"
+            stats["grouped"] = {"gave_up": str(exc)}
         else:
             meter.note_peak(grouped.BYTES_PER_SUM * (len(groups.members) + 1) * max(gst.stage_sizes, default=0))
             stats.update(
@@ -502,6 +504,7 @@ def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) ->
                     "vectors": gst.vectors,
                     "completions": gst.completions,
                     "noise_dps": gst.noise_dps,
+                    "noise_cells": gst.noise_cells,
                 },
             )
             return np.asarray(selected, dtype=np.int64)

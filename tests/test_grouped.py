@@ -189,3 +189,18 @@ def test_the_planners_quick_look_takes_jookens_groups_and_no_other_class():
     for g, eps, c in ((6, 1e-4, 10**6), (10, 1e-3, 10**8), (14, 1e-5, 10**10)):
         w, v, cap = jooken(rng, 800, c=c, g=g, f=0.3, eps=eps, s=200)
         assert grouped.looks_grouped(w, v, cap), (g, eps, c)
+
+
+def test_a_planned_solve_says_why_the_grouped_solver_gave_way(monkeypatch):
+    """Where the grouped solver gives up under the planner's limits the next plan finds the same optimum, and the
+    stats say what stopped it; where it finishes they count its noise DPs' cells."""
+    from dataclasses import replace
+
+    w, v, cap = jooken(np.random.default_rng(0), 200, 10**6, 6, 0.1, 0.001)
+    free = knapsack_gpu.solve(w, v, cap, device="cpu")
+    assert free.stats["strategy"] == "grouped" and free.stats["grouped"]["noise_cells"] > 0
+    monkeypatch.setattr(grouped, "PLANNER_LIMITS", replace(grouped.PLANNER_LIMITS, noise_cells=1))
+    held = knapsack_gpu.solve(w, v, cap, device="cpu")
+    assert held.stats["strategy"] != "grouped" and held.stats["grouped"] == {"gave_up": "noise DP over 1 cells"}
+    assert held.value == free.value and int(w[held.indices].sum()) <= cap
+    assert int(np.asarray(v)[held.indices].sum()) == held.value
