@@ -34,7 +34,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the checkout's package: the device image does not have it installed
 
 
-SECTIONS = ("kernels", "numba", "solves", "offsets", "states", "partitioner", "end to end", "bandwidth", "throughput")
+SECTIONS = (
+    "kernels",
+    "numba",
+    "solves",
+    "offsets",
+    "states",
+    "partitioner",
+    "end to end",
+    "profile",
+    "bandwidth",
+    "throughput",
+)
 NOT_ASKED = "not run (--only)"
 
 
@@ -82,7 +93,7 @@ from knapsack_gpu.testing import random_job, run_pass  # noqa: E402
 
 DEV = torch.device("cpu" if ARGS.smoke else "cuda")
 K = kernels()
-SIZE = {torch.int32: 4, torch.int64: 8, torch.float32: 4, torch.float64: 8}
+SIZE = {torch.int16: 2, torch.int32: 4, torch.int64: 8, torch.float32: 4, torch.float64: 8}
 T0 = time.perf_counter()
 
 
@@ -289,11 +300,12 @@ def copy_bandwidth() -> float:
 
 def throughput(rng, bandwidth: float) -> list[dict]:
     """Cells/s of a pass of 32 items over a whole row (the first weighs C) for C = 1e6..1e9: single-item launches,
-    tiles of k = 2..16 light items, and the sweep over narrow windows; three dtypes, with and without bits."""
+    tiles of k = 2..16 light items, and the sweep over narrow windows; four dtypes (int16: reduced values), with and
+    without bits."""
     rows = []
     caps = [10**6, 10**7, 10**8, 10**9] if not ARGS.smoke else [20_000]
     m = 32 if not ARGS.smoke else 4
-    for dtype in (torch.int32, torch.int64, torch.float32):
+    for dtype in (torch.int32, torch.int16, torch.int64, torch.float32):  # int16: reduced values
         for cap in caps:
             if cap == 10**9 and dtype == torch.int64:
                 continue  # 8 GB rows: int32 shows the offsets, int64 the bandwidth at 1e8
@@ -321,7 +333,8 @@ def throughput(rng, bandwidth: float) -> list[dict]:
         # 1,650 tile and single-item launches a pass, 1.5-2.4e8 cells/s on the H200.)
         n, width = (4000, 3000) if not ARGS.smoke else (40, 300)
         w = rng.integers(1, width, n)
-        v = (w + rng.integers(0, 100, n)).astype(numpy_dtype(dtype))
+        v = w + rng.integers(0, 100, n) if dtype != torch.int16 else rng.integers(0, 8, n)  # int16: sums in range
+        v = v.astype(numpy_dtype(dtype))
         top = np.cumsum(w)
         j = Job(w, v, int(top[-1]) + 1, False, dtype, window=(top - width, top))
         rows.append(rate(j, dtype, True, "sweep", f"w<{width}", 3 * SIZE[dtype], bandwidth))
@@ -350,22 +363,28 @@ def rate(j: Job, dtype, record: bool, kernel: str, weights: str, bytes_per_cell:
     }
 
 
+def instance_file(rel: str):
+    """A loader of (weights, values, capacity) from --instances/``rel``."""
+
+    def load():
+        from knapsack_gpu.formats import read_instance
+
+        root = Path(ARGS.instances) if ARGS.instances else HERE.parents[1] / "shared" / "instances"
+        inst = read_instance(str(root / rel))
+        return np.asarray(inst.weights), np.asarray(inst.values), int(inst.capacity)
+
+    return load
+
+
 def e2e_cases() -> list[tuple[str, object, str | None]]:
     """(name, loader, strategy) of the end-to-end solves (None: the planner's); instance files come from --instances
     (skipped, named, if absent)."""
-    from knapsack_gpu.formats import read_instance
     from knapsack_gpu.generate import partitioner
 
     def generated(n, cap):
         return lambda: partitioner(np.random.default_rng(0), n, cap)
 
-    def file(rel):
-        def load():
-            root = Path(ARGS.instances) if ARGS.instances else HERE.parents[1] / "shared" / "instances"
-            inst = read_instance(str(root / rel))
-            return np.asarray(inst.weights), np.asarray(inst.values), int(inst.capacity)
-
-        return load
+    file = instance_file
 
     if ARGS.smoke:
         return [
@@ -441,6 +460,68 @@ def end_to_end(rng) -> list[dict]:
     return rows
 
 
+def profile_plans(rng) -> list[dict]:
+    """Where a plan's time goes: torch.profiler over one solve of the pruned plan and one of the forced dense plan
+    (each after an untimed one), with their top operations by device and by host self time. The H200 run at e236882
+    ran the planner's pruned plan of Jooken n = 1200, c = 1e8, g = 10 in int16 reduced values at 1.7e10 cells/s where
+    the forced dense int32 plan ran as many cells over as many launches at 2.3e11; the item kernel's PTX differs
+    between the two dtypes only in its load and store widths, so the time is looked for here rather than guessed."""
+    from torch.profiler import ProfilerActivity, profile
+
+    if ARGS.smoke:  # reduced values start at a capacity of 2**20
+        from knapsack_gpu.generate import jooken
+
+        w, v, cap = jooken(rng, 30, 2**20 + 5000, 10, 0.2, 1e-5)
+    else:
+        try:
+            w, v, cap = instance_file("jooken/n_1200_c_100000000_g_10_f_0.2_eps_1e-05_s_100.in")()
+        except FileNotFoundError as exc:
+            return [{"skipped": f"instance not found: {exc}"}]
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if DEV.type == "cuda" else [])
+    backend = "torch" if ARGS.smoke else "auto"
+    rows = []
+    for strategy in ("pruned", "dense"):
+        if left() < 0:
+            rows.append({"strategy": strategy, "skipped": "past the budget"})
+            continue
+        knapsack_gpu.solve(w, v, cap, device=DEV, backend=backend, strategy=strategy)
+        with profile(activities=activities) as prof:
+            sync()
+            t = time.perf_counter()
+            sol = knapsack_gpu.solve(w, v, cap, device=DEV, backend=backend, strategy=strategy)
+            sync()
+            seconds = time.perf_counter() - t
+        events = prof.key_averages()
+
+        def top(attr: str, events=events) -> list[dict]:
+            ranked = sorted(events, key=lambda e: getattr(e, attr, 0), reverse=True)[:12]
+            return [
+                {
+                    "name": e.key,
+                    "calls": e.count,
+                    "self_device_us": getattr(e, "self_device_time_total", 0),
+                    "self_cpu_us": e.self_cpu_time_total,
+                }
+                for e in ranked
+            ]
+
+        st = sol.stats
+        rows.append(
+            {
+                "strategy": st["strategy"],
+                "seconds": seconds,
+                "dp_seconds": st["dp_seconds"],
+                "dtype": st["dtype"],
+                "reduced_values": st["reduced_values"],
+                "cell_updates": st["cell_updates"],
+                "launches": st["launches"],
+                "top_device": top("self_device_time_total"),
+                "top_cpu": top("self_cpu_time_total"),
+            }
+        )
+    return rows
+
+
 def partitioner_compile(rng) -> list[dict]:
     """torch.compile of a 4-layer MLP, forward and backward, with knapsack_gpu as the activation-memory solver."""
     import knapsack_gpu.partitioner as kp
@@ -509,6 +590,8 @@ def main() -> int:
         sections.append(status)
     e2e, status = run_section("end to end", end_to_end, rng)  # before the rates: their sizes fill what is left
     sections.append(status)
+    prof, status = run_section("profile", profile_plans, rng)
+    sections.append(status)
     rows, status = run_section("bandwidth", lambda: [copy_bandwidth()])
     bw = rows[0] if rows else float("nan")
     sections.append(status)
@@ -521,18 +604,19 @@ def main() -> int:
         "copy_bandwidth_bytes_per_s": bw,
         "throughput": tp,
         "end_to_end": e2e,
+        "profile": prof,
         "seconds": time.perf_counter() - T0,
     }
     Path(ARGS.out).parent.mkdir(parents=True, exist_ok=True)
     Path(ARGS.out).write_text(json.dumps(out, indent=1, default=str))
     bad = [c for c in checks if not c["ok"]]
     failed = [s for s in sections if s["status"] not in ("ok", NOT_ASKED)]
-    summary(meta, sections, checks, bad, bw, tp, e2e)
+    summary(meta, sections, checks, bad, bw, tp, e2e, prof)
     print(f"wrote {ARGS.out} in {time.perf_counter() - T0:.0f} s")
     return 1 if bad or failed else 0
 
 
-def summary(meta, sections, checks, bad, bw, tp, e2e) -> None:
+def summary(meta, sections, checks, bad, bw, tp, e2e, prof) -> None:
     v = meta["versions"]
     print(
         f"\n== {meta['device']} | python {v['python']}, torch {v['torch']}, triton {v['triton']} | "
@@ -565,6 +649,10 @@ def summary(meta, sections, checks, bad, bw, tp, e2e) -> None:
             f"end to end {r['case']}: {r['median_s'] * 1e3:.2f} ms median of {r['repeats']} "
             f"({st.get('backend')}, {st.get('strategy')}, {st.get('launches', '-')} launches)"
         )
+    for r in prof:
+        if "top_device" in r:
+            lead = ", ".join(f"{e['name'][:40]} {e['self_device_us'] / 1e3:.0f} ms" for e in r["top_device"][:3])
+            print(f"profile {r['strategy']} ({r['dtype']}): {r['seconds']:.3f} s, dp {r['dp_seconds']:.3f} s; {lead}")
 
 
 if __name__ == "__main__":

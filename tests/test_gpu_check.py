@@ -17,7 +17,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SIDE = os.environ.get("KNAPSACK_GPU_TRITON36_PYTHON")
 
 
-SECTIONS = ["kernels", "numba", "solves", "offsets", "states", "partitioner", "end to end", "bandwidth", "throughput"]
+SECTIONS = [
+    "kernels",
+    "numba",
+    "solves",
+    "offsets",
+    "states",
+    "partitioner",
+    "end to end",
+    "profile",
+    "bandwidth",
+    "throughput",
+]
 
 
 def smoke(python: str, out: Path) -> dict:
@@ -58,3 +69,20 @@ def test_gpu_check_smoke(tmp_path):
 def test_gpu_check_smoke_with_the_device_images_triton(tmp_path):
     data = smoke(SIDE, tmp_path / "gpu.json")
     assert data["meta"]["versions"]["triton"].startswith("3.6")
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
+def test_only_runs_the_named_sections(tmp_path):
+    """A rerun inside a short lease: --only runs those sections, names the others as not run, and still passes; a
+    section that does not exist is refused by name."""
+    script, out = str(ROOT / "benchmarks" / "gpu_check.py"), tmp_path / "gpu.json"
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    run = [sys.executable, script, "--smoke", "--out", str(out), "--only", "numba,end-to-end"]
+    r = subprocess.run(run, capture_output=True, text=True, timeout=HANG_S, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    status = {s["section"]: s["status"] for s in json.loads(out.read_text())["sections"]}
+    assert list(status) == SECTIONS
+    assert {k for k, v in status.items() if v == "ok"} == {"numba", "end to end"}
+    assert all(v == "not run (--only)" for k, v in status.items() if k not in ("numba", "end to end"))
+    r = subprocess.run([*run[:-1], "numba,nope"], capture_output=True, text=True, timeout=HANG_S, env=env)
+    assert r.returncode == 2 and "no section ['nope']" in r.stderr
