@@ -156,18 +156,21 @@ def pruned(red: Reduced, canonical: bool, device_type: str = "cpu") -> Dense:
     threshold, slack = _threshold(red)
     fn = _window_fn(w, v, sorted_order=not canonical)
     L = red.capacity + 1
-    job, scale = _standard_job(red, w, v, L - 1)
+    job, scale = _standard_job(red, w, v, L - 1, device_type)
     job.window = fn(0, red.n, 0, red.n, red.capacity, threshold)
     return Dense(job, positions, fn, threshold, slack, job.schedule.cells, scale, device_type)
 
 
-def _standard_job(red: Reduced, w: np.ndarray, v: np.ndarray, target: int | None) -> tuple[Job, Scale | None]:
-    """A standard-mode job over these items, in reduced values where that takes a narrower dtype."""
+def _standard_job(
+    red: Reduced, w: np.ndarray, v: np.ndarray, target: int | None, device_type: str
+) -> tuple[Job, Scale | None]:
+    """A standard-mode job over these items, in reduced values where that takes a narrower dtype (on this device)."""
     L = red.capacity + 1
     choice = None
     if red.narrow:
         lower = red.bounds.lower if red.bounds is not None else 0
-        choice = reduced_mod.choose(w, v, red.capacity, lower, red.dtype)
+        narrowest = reduced_mod.NARROWEST[device_type]
+        choice = reduced_mod.choose(w, v, red.capacity, lower, red.dtype, narrowest)
     if choice is None:
         return Job(w, v.astype(numpy_dtype(red.dtype)), L, False, red.dtype, target=target), None
     scale, dtype = choice
@@ -191,7 +194,7 @@ def dense(red: Reduced, complement: bool = True, whole: bool = False, device_typ
         if cover_dtype is not None and (total - cap + 1) * _size(cover_dtype) < (cap + 1) * _size(dtype):
             cover, target, dtype = True, total - cap, cover_dtype
     if not cover and not whole:
-        job, scale = _standard_job(red, w, values, target)
+        job, scale = _standard_job(red, w, values, target, device_type)
         return Dense(job, np.arange(red.n), None, None, 0.0, job.schedule.cells, scale, device_type)
     vals = values.astype(numpy_dtype(dtype))
     sentinel = None

@@ -538,7 +538,7 @@ def _dense_job(red: Reduced, strategy: str, canonical: bool, device_type: str = 
 def _dense_need(red: Reduced, dev, name: str, strategy: str, canonical: bool) -> int:
     """The least working memory the dense plan that would run needs (its pass's buffers, the kept half-profile and
     the split), beyond the per-item state."""
-    return plan_mod.fitting_backend(_dense_job(red, strategy, canonical), dev, [name], 0)[1]
+    return plan_mod.fitting_backend(_dense_job(red, strategy, canonical, devices.kind(dev)), dev, [name], 0)[1]
 
 
 def _too_small(

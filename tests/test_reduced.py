@@ -23,8 +23,10 @@ BACKENDS = ["numpy", "torch"] + (["triton"] if HAS_TRITON else [])
 
 @pytest.fixture
 def always(monkeypatch):
-    """Reduce at every capacity (the default waits for profiles of a million cells)."""
+    """Reduce at every capacity (the default waits for profiles of a million cells), to int16 on every device (CUDA's
+    plans stop at int32 for speed, not exactness)."""
     monkeypatch.setattr(reduced, "MIN_CAPACITY", 0)
+    monkeypatch.setitem(reduced.NARROWEST, "cuda", torch.int16)
 
 
 def jooken_like(rng, n: int, cap: int, spread: int):
@@ -205,3 +207,24 @@ def test_reduced_hirschberg_fits_where_plain_values_do_not(always):
     assert sol.stats["strategy"] == "dense-hirschberg" and sol.stats["dtype"] == "int16"
     assert sol.stats["peak_bytes"] <= limit
     assert sol.value == reference_dp(w.tolist(), v.tolist(), cap)[0]
+
+
+def test_reduced_values_stop_at_int32_on_cuda(always):
+    """Where the CPU's plan runs in int16 reduced values, CUDA's runs the same items in int32 (the H200 ran an int16
+    pass at a twelfth of the int32 rate over the same launches): the plain job where that is int32 already, else
+    reduced values in int32."""
+    from knapsack_gpu import plan
+    from knapsack_gpu.problem import make_instance
+    from knapsack_gpu.reduce import reduce
+
+    reduced.NARROWEST["cuda"] = torch.int32  # the default, under the fixture's int16
+    rng = np.random.default_rng(5)
+    # (capacity, plain dtype, the CPU's reduced dtype, CUDA's dtype, CUDA's job in reduced values)
+    cases = ((3000, torch.int32, torch.int16, torch.int32, False), (2**34, torch.int64, torch.int32, torch.int32, True))
+    for cap, plain, on_cpu, on_cuda, ramp in cases:  # the second: values past int32, their r as small
+        w, v, cap = jooken_like(rng, 40, cap, 30)
+        red = reduce(make_instance(w, v, cap), None)
+        cpu, cuda = plan.pruned(red, False, "cpu"), plan.pruned(red, False, "cuda")
+        assert red.dtype == plain and cpu.job.dtype == on_cpu and cpu.job.ramp is not None, cap
+        assert cuda.job.dtype == on_cuda and (cuda.job.ramp is not None) == ramp, cap
+        assert np.array_equal(cpu.positions, cuda.positions)
