@@ -461,8 +461,9 @@ def end_to_end(rng) -> list[dict]:
 
 
 def profile_plans(rng) -> list[dict]:
-    """Where a plan's time goes: torch.profiler over one solve of the pruned plan and one of the forced dense plan
-    (each after an untimed one), with their top operations by device and by host self time. The H200 run at e236882
+    """Where a plan's time goes: torch.profiler over one solve of the pruned plan (reduced values down to the device's
+    narrowest dtype, then down to int16), and one of the forced dense plan (each after an untimed one), with their
+    top operations by device and by host self time. The H200 run at e236882
     ran the planner's pruned plan of Jooken n = 1200, c = 1e8, g = 10 in int16 reduced values at 1.7e10 cells/s where
     the forced dense int32 plan ran as many cells over as many launches at 2.3e11; the item kernel's PTX differs
     between the two dtypes only in its load and store widths, so the time is looked for here rather than guessed."""
@@ -479,18 +480,26 @@ def profile_plans(rng) -> list[dict]:
             return [{"skipped": f"instance not found: {exc}"}]
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if DEV.type == "cuda" else [])
     backend = "torch" if ARGS.smoke else "auto"
+    from knapsack_gpu import reduced
+
     rows = []
-    for strategy in ("pruned", "dense"):
+    narrowest = reduced.NARROWEST[DEV.type]
+    # the pruned plan as planned (CUDA: int32 since 775d7b1), as it ran at e236882 (int16), the forced dense plan
+    for strategy, dtype in (("pruned", narrowest), ("pruned", torch.int16), ("dense", narrowest)):
         if left() < 0:
             rows.append({"strategy": strategy, "skipped": "past the budget"})
             continue
-        knapsack_gpu.solve(w, v, cap, device=DEV, backend=backend, strategy=strategy)
-        with profile(activities=activities) as prof:
-            sync()
-            t = time.perf_counter()
-            sol = knapsack_gpu.solve(w, v, cap, device=DEV, backend=backend, strategy=strategy)
-            sync()
-            seconds = time.perf_counter() - t
+        reduced.NARROWEST[DEV.type] = dtype
+        try:
+            knapsack_gpu.solve(w, v, cap, device=DEV, backend=backend, strategy=strategy)
+            with profile(activities=activities) as prof:
+                sync()
+                t = time.perf_counter()
+                sol = knapsack_gpu.solve(w, v, cap, device=DEV, backend=backend, strategy=strategy)
+                sync()
+                seconds = time.perf_counter() - t
+        finally:
+            reduced.NARROWEST[DEV.type] = narrowest
         events = prof.key_averages()
 
         def top(attr: str, events=events) -> list[dict]:
