@@ -55,6 +55,7 @@ int64, checked below 2^62 up front.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,7 +113,10 @@ class Limits:
     """Work the solver may do before it gives up (GroupedGiveUp): sums formed by one DP stage, vectors per final
     sum and in all, steps of the walks over the vectors (a few million a second), noise-DP cells (sum over
     completions of k_j * m_j * (r + 1)), seconds (checked between steps; the solver's planner sets none, so that
-    the plan taken never depends on the machine's speed), and the bytes a noise DP's tables may take."""
+    the plan taken never depends on the machine's speed), and the bytes a noise DP's tables may take.
+    ``noise_budget``, where set, is asked once, before the first noise DP, for a tighter noise-cell limit (the
+    planner's: what the dense plan that would follow costs, known only after its reductions, which a solve that needs
+    no noise DP never pays for); None from it leaves ``noise_cells``."""
 
     stage_sums: int = 200_000_000
     vectors: int = 1_000_000
@@ -121,6 +125,7 @@ class Limits:
     noise_cells: int = 20_000_000_000
     seconds: float | None = None
     memory: int | None = None  # bytes a noise DP's tables may take (None: unbounded)
+    noise_budget: Callable[[], int | None] | None = None
 
 
 def looks_grouped(weights, values, capacity) -> bool:
@@ -298,10 +303,11 @@ def solve(
     light_pos_w, light_pos_p = int(wl[pl > 0].sum()), int(pl[pl > 0].sum())
     S = kern.small_profile(wl, pl, 0)
     cells = 0
+    noise_limit = None  # limits.noise_cells, tightened by limits.noise_budget() before the first noise DP
 
     def complete(K: int, vec: np.ndarray) -> tuple[int, str]:
         """Phi_k(C - K) exactly ('slack': the lam = 0 choice fits; 'dp': the noise DP); NEG if nothing fits."""
-        nonlocal S, cells
+        nonlocal S, cells, noise_limit
         r = C - K
         st.completions += 1
         sel_a = sum(int(ca[k]) for ca, k in zip(cum_a, vec, strict=True))
@@ -310,8 +316,11 @@ def solve(
         st.noise_dps += 1
         cells += (r + 1) * (sum(int(k) * len(a) for a, k in zip(A, vec, strict=True)) + len(wl))
         st.noise_cells = cells
-        if cells > limits.noise_cells:
-            raise GroupedGiveUp(f"noise DP over {limits.noise_cells} cells")
+        if noise_limit is None:
+            tighter = limits.noise_budget() if limits.noise_budget is not None else None
+            noise_limit = limits.noise_cells if tighter is None else min(limits.noise_cells, tighter)
+        if cells > noise_limit:
+            raise GroupedGiveUp(f"noise DP over {noise_limit} cells")
         _room(limits, 8 * (r + 1) * (int(max(vec, default=0)) + 4), "a noise DP's tables")
         check_time()
         if r >= S.shape[0]:
@@ -451,13 +460,14 @@ PLANNER_LIMITS = Limits(
 BYTES_PER_SUM = 8 * (len(DP_LAMS) + 2)
 
 
-def planner_limits(room: int, groups: Groups) -> Limits:
+def planner_limits(room: int, groups: Groups, noise_budget: Callable[[], int | None] | None = None) -> Limits:
     """PLANNER_LIMITS within ``room`` bytes: the DP's stages (every group's sums are kept for the walks) and the
-    noise DP's tables."""
+    noise DP's tables; ``noise_budget``: see :class:`Limits`."""
     from dataclasses import replace
 
     per_sum = BYTES_PER_SUM * (len(groups.members) + 1)
-    return replace(PLANNER_LIMITS, stage_sums=max(1, min(PLANNER_LIMITS.stage_sums, room // per_sum)), memory=room)
+    stage_sums = max(1, min(PLANNER_LIMITS.stage_sums, room // per_sum))
+    return replace(PLANNER_LIMITS, stage_sums=stage_sums, memory=room, noise_budget=noise_budget)
 
 
 def warm() -> None:

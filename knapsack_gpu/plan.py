@@ -61,6 +61,11 @@ STATES_CAP_SHARE = 0.5
 CANONICAL_STATES_SECONDS = 0.05
 # A pruned pass must cut at least this share of the dense plan's cost to be preferred.
 PRUNE_MIN_GAIN = 0.0
+# One cell of the grouped solver's noise DP, its trace included (numba, one thread): 1.5-3 ns on this VM over the
+# shipped Jooken instances that run one (5 ns on one of 9e6 cells). The planner holds the noise DPs to the time of the
+# dense plan that would follow: on an H200 the dense plan of Jooken n = 1200, c = 1e8, g = 10 took 0.30 s where the
+# noise DP (2.3e8 cells) and its trace took most of a 0.58 s planned solve.
+NOISE_CELL_SECONDS = 2.5e-9
 
 
 def min_bytes(p: ForwardPass, m: int, length: int) -> int:
@@ -219,6 +224,11 @@ def states_first_budget(items: np.ndarray, capacity: int, value_bound: int | flo
     seconds = items.size * (capacity + 1) * itemsize * CELL_BYTE_SECONDS[device_type]
     budget = int(STATES_FIRST_SHARE * seconds / STATE_SECONDS)
     return budget if budget > STATES_MIN_UPDATES else STATES_MIN_UPDATES
+
+
+def grouped_noise_cells(dense_seconds: float) -> int:
+    """The most cells the grouped solver's noise DPs may take where the dense plan would take ``dense_seconds``."""
+    return int(dense_seconds / NOISE_CELL_SECONDS)
 
 
 def canonical_states(n: int, capacity: int) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -407,19 +408,25 @@ def _decide(
     elif groups:
         groups = _looks_grouped(inst)
     if groups:
-        found = _grouped(inst, meter, stats)
+
+        def noise_budget() -> int | None:  # the dense plan that would follow, where it fits: its estimated time
+            red, _, need = _reduced_plan(inst, dtype, canonical, strategy, run, backend, dev, meter)
+            if not red.n:
+                return 0  # the reductions solve it
+            if need > meter.limit - meter.current:
+                return None
+            dense = plan_mod.choose(red, strategy, canonical, devices.kind(dev)).dense
+            return plan_mod.grouped_noise_cells(dense.seconds) if dense is not None else 0  # None: the bounds met
+
+        found = _grouped(inst, meter, stats, noise_budget=noise_budget)
         if found is not None:
             if run is not None:
                 run.release()
             return Decision("grouped", grouped=found)
     if run is not None and run.run(budget) and not canonical:
         return Decision("states", run, budget)
-    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
-    name, dense_need = resolve_backend(backend, dev, red.dtype), 0
+    red, name, dense_need = _reduced_plan(inst, dtype, canonical, strategy, run, backend, dev, meter)
     room = meter.limit - meter.current
-    if red.n:
-        job = _dense_job(red, strategy, canonical, devices.kind(dev))
-        name, dense_need = plan_mod.fitting_backend(job, dev, plan_mod.fallbacks(backend, name), room)
     _reduced_stats(stats, red, name)
     d = Decision("reduced", run, budget, red, name, dense_need)
     if not red.n:
@@ -458,17 +465,37 @@ def _decide(
     return d
 
 
+def _reduced_plan(inst: Instance, dtype, canonical: bool, strategy: str, run, backend: str, dev, meter: Meter):
+    """(the reduced instance, the dense backend, the least working memory of its dense plan in bytes: 0 where the
+    reductions left nothing), from the states engine's incumbent where it ran."""
+    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
+    name, need = resolve_backend(backend, dev, red.dtype), 0
+    if red.n:
+        job = _dense_job(red, strategy, canonical, devices.kind(dev))
+        room = meter.limit - meter.current
+        name, need = plan_mod.fitting_backend(job, dev, plan_mod.fallbacks(backend, name), room)
+    return red, name, need
+
+
 def _looks_grouped(inst: Instance) -> bool:
     from . import grouped  # imported only here: a canonical solve (the partitioner's) never pays for it
 
     return grouped.looks_grouped(inst.weights, inst.values, inst.capacity)
 
 
-def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) -> np.ndarray | None:
+def _grouped(
+    inst: Instance,
+    meter: Meter,
+    stats: dict,
+    forced: bool = False,
+    noise_budget: Callable[[], int | None] | None = None,
+) -> np.ndarray | None:
     """Groups of near-identical heavy items plus light items (Jooken's class: :mod:`knapsack_gpu.grouped`): the
     grouped solver's selection under the planner's work limits, or None where the items show no such groups or it
-    gives up (the other plans follow). ``forced`` (strategy "grouped"): a ValueError instead of None; otherwise the
-    caller has sampled the items for groups already (:func:`_looks_grouped`)."""
+    gives up (the other plans follow; ``stats["grouped"]`` says why). ``forced`` (strategy "grouped"): a ValueError
+    instead of None; otherwise the caller has sampled the items for groups already (:func:`_looks_grouped`).
+    ``noise_budget``: asked before its first noise DP for the most cells the noise DPs may take (see
+    :class:`grouped.Limits`)."""
     from . import grouped, jit
 
     w, v, cap = inst.weights, inst.values, inst.capacity
@@ -483,8 +510,8 @@ def _grouped(inst: Instance, meter: Meter, stats: dict, forced: bool = False) ->
         gst = grouped.GroupedStats()
         room = meter.limit - meter.current
         try:
-            value, selected = grouped.solve(w, v, cap, groups=groups, limits=grouped.planner_limits(room, groups),
-                                            stats=gst)  # fmt: skip
+            limits = grouped.planner_limits(room, groups, noise_budget)
+            value, selected = grouped.solve(w, v, cap, groups=groups, limits=limits, stats=gst)
         except grouped.GroupedGiveUp as exc:
             why = f"the grouped solver gave up: {exc}"
             stats["grouped"] = {"gave_up": str(exc)}
