@@ -67,7 +67,13 @@ def parse() -> argparse.Namespace:
         help="comma-separated sections to run, the rest not run (a rerun inside a short lease): "
         + ",".join(SECTIONS).replace(" ", "-"),
     )
+    ap.add_argument(
+        "--sections", action="store_true", help="print the sections' names, in the order they run, and exit"
+    )
     args = ap.parse_args()
+    if args.sections:
+        print("\n".join(name.replace(" ", "-") for name in SECTIONS))
+        sys.exit(0)
     if args.only and args.only - set(SECTIONS):
         ap.error(f"--only: no section {sorted(args.only - set(SECTIONS))}; the sections are {', '.join(SECTIONS)}")
     if args.budget_s is None and not args.smoke:

@@ -17,18 +17,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SIDE = os.environ.get("KNAPSACK_GPU_TRITON36_PYTHON")
 
 
-SECTIONS = [
-    "kernels",
-    "numba",
-    "solves",
-    "offsets",
-    "states",
-    "partitioner",
-    "end to end",
-    "profile",
-    "bandwidth",
-    "throughput",
-]
+def sections() -> list[str]:
+    """The sections gpu_check.py runs, in order, from the script itself."""
+    script = str(ROOT / "benchmarks" / "gpu_check.py")
+    listed = subprocess.run([sys.executable, script, "--sections"], capture_output=True, text=True, timeout=HANG_S)
+    assert listed.returncode == 0 and listed.stdout.strip(), listed.stderr
+    return [name.replace("-", " ") for name in listed.stdout.split()]
+
+
+SECTIONS = sections()
 
 
 def smoke(python: str, out: Path) -> dict:
