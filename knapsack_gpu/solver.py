@@ -492,10 +492,10 @@ def _grouped(
 ) -> np.ndarray | None:
     """Groups of near-identical heavy items plus light items (Jooken's class: :mod:`knapsack_gpu.grouped`): the
     grouped solver's selection under the planner's work limits, or None where the items show no such groups or it
-    gives up (the other plans follow; ``stats["grouped"]`` says why). ``forced`` (strategy "grouped"): a ValueError
-    instead of None; otherwise the caller has sampled the items for groups already (:func:`_looks_grouped`).
-    ``noise_budget``: asked before its first noise DP for the most cells the noise DPs may take (see
-    :class:`grouped.Limits`)."""
+    gives up (the other plans follow; where it ran and gave up, ``stats["grouped"]`` says why). ``forced`` (strategy
+    "grouped"): a ValueError instead of None; otherwise the caller has sampled the items for groups already
+    (:func:`_looks_grouped`). ``noise_budget``: asked before its first noise DP for the most cells the noise DPs may
+    take (see :class:`grouped.Limits`)."""
     from . import grouped, jit
 
     w, v, cap = inst.weights, inst.values, inst.capacity
