@@ -70,6 +70,12 @@ def parse() -> argparse.Namespace:
     ap.add_argument(
         "--sections", action="store_true", help="print the sections' names, in the order they run, and exit"
     )
+    ap.add_argument(
+        "--instance-files",
+        action="store_true",
+        help="print the instance files the run reads (relative to --instances: copy them beside the checkout for a "
+        "device that cannot reach ../shared), and exit",
+    )
     args = ap.parse_args()
     if args.sections:
         print("\n".join(name.replace(" ", "-") for name in SECTIONS))
@@ -369,8 +375,14 @@ def rate(j: Job, dtype, record: bool, kernel: str, weights: str, bytes_per_cell:
     }
 
 
+NAMED: list[str] = []  # the instance files loaders were made for (--instance-files)
+# Jooken n = 1200, c = 1e8, g = 10 whose grouped solve runs a noise DP: timed end to end and profiled
+NOISE_DP_CASE = "jooken/n_1200_c_100000000_g_10_f_0.2_eps_1e-05_s_100.in"
+
+
 def instance_file(rel: str):
     """A loader of (weights, values, capacity) from --instances/``rel``."""
+    NAMED.append(rel)
 
     def load():
         from knapsack_gpu.formats import read_instance
@@ -401,7 +413,7 @@ def e2e_cases() -> list[tuple[str, object, str | None]]:
     hardest = file("jooken/n_1000_c_100000000_g_10_f_0.1_eps_0.01_s_100.in")
     # the other two of issue 23's three hardest c = 1e8, g = 10, and the one other whose grouped solve runs a noise DP:
     # planned against the forced dense plan
-    others = [("n=1200 f=0.2 eps=1e-05", "jooken/n_1200_c_100000000_g_10_f_0.2_eps_1e-05_s_100.in"),
+    others = [("n=1200 f=0.2 eps=1e-05", NOISE_DP_CASE),
               ("n=1000 f=0.2 eps=0", "jooken/n_1000_c_100000000_g_10_f_0.2_eps_0_s_300.in"),
               ("n=1200 f=0.3 eps=1e-05", "jooken/n_1200_c_100000000_g_10_f_0.3_eps_1e-05_s_100.in")]  # fmt: skip
     # issue 18: planned for one H200 (int32 reduced values, 80 GB Hirschberg, about 22 s by the dry run)
@@ -481,7 +493,7 @@ def profile_plans(rng) -> list[dict]:
         w, v, cap = jooken(rng, 30, 2**20 + 5000, 10, 0.2, 1e-5)
     else:
         try:
-            w, v, cap = instance_file("jooken/n_1200_c_100000000_g_10_f_0.2_eps_1e-05_s_100.in")()
+            w, v, cap = instance_file(NOISE_DP_CASE)()
         except FileNotFoundError as exc:
             return [{"skipped": f"instance not found: {exc}"}]
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if DEV.type == "cuda" else [])
@@ -584,6 +596,10 @@ def run_section(name: str, fn, *args) -> tuple[list[dict], dict]:
 
 
 def main() -> int:
+    if ARGS.instance_files:
+        e2e_cases()  # the profile section reads one of these too
+        print("\n".join(dict.fromkeys(NAMED)))
+        return 0
     rng = np.random.default_rng(0)
     meta = {
         **machine(torch.get_num_threads()),  # commit with its dirty mark, versions, timestamp

@@ -83,3 +83,15 @@ def test_only_runs_the_named_sections(tmp_path):
     assert all(v == "not run (--only)" for k, v in status.items() if k not in ("numba", "end to end"))
     r = subprocess.run([*run[:-1], "numba,nope"], capture_output=True, text=True, timeout=HANG_S, env=env)
     assert r.returncode == 2 and "no section ['nope']" in r.stderr
+
+
+def test_instance_files_lists_what_a_run_reads():
+    """--instance-files names the files a device run needs beside the checkout; each is a shipped instance."""
+    script = str(ROOT / "benchmarks" / "gpu_check.py")
+    r = subprocess.run([sys.executable, script, "--instance-files"], capture_output=True, text=True, timeout=HANG_S)
+    assert r.returncode == 0, r.stderr[-2000:]
+    files = r.stdout.split()
+    assert len(files) == len(set(files)) >= 6 and all(f.startswith(("jooken/", "kplib/")) for f in files)
+    shipped = ROOT.parent / "shared" / "instances"
+    if shipped.is_dir():
+        assert [f for f in files if not (shipped / f).is_file()] == []
