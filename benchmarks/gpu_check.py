@@ -402,32 +402,30 @@ def e2e_cases() -> list[tuple[str, object, str | None]]:
     def generated(n, cap):
         return lambda: partitioner(np.random.default_rng(0), n, cap)
 
-    file = instance_file
-
     if ARGS.smoke:
         return [
             ("seeds n=50, C=2e3", generated(50, 2_000), None),
-            ("kplib n=1000", file("kplib/" + _kplib_file(1000)), None),
+            ("kplib n=1000", instance_file("kplib/" + _kplib_file(1000)), None),
             ("seeds n=50, C=2e3, dense plan", generated(50, 2_000), "dense"),
         ]
-    hardest = file("jooken/n_1000_c_100000000_g_10_f_0.1_eps_0.01_s_100.in")
+    hardest = instance_file("jooken/n_1000_c_100000000_g_10_f_0.1_eps_0.01_s_100.in")
     # the other two of issue 23's three hardest c = 1e8, g = 10, and the one other whose grouped solve runs a noise DP:
     # planned against the forced dense plan
     others = [("n=1200 f=0.2 eps=1e-05", NOISE_DP_CASE),
               ("n=1000 f=0.2 eps=0", "jooken/n_1000_c_100000000_g_10_f_0.2_eps_0_s_300.in"),
               ("n=1200 f=0.3 eps=1e-05", "jooken/n_1200_c_100000000_g_10_f_0.3_eps_1e-05_s_100.in")]  # fmt: skip
     # issue 18: planned for one H200 (int32 reduced values, 80 GB Hirschberg, about 22 s by the dry run)
-    c1e10 = file("jooken/n_800_c_10000000000_g_14_f_0.3_eps_1e-05_s_100.in")
+    c1e10 = instance_file("jooken/n_800_c_10000000000_g_14_f_0.3_eps_1e-05_s_100.in")
     return [
         ("seeds n=2000, C=1e4", generated(2000, 10_000), None),
         ("seeds n=2000, W~3.8e8", generated(2000, 380_000_000), None),
-        ("kplib n=10000 " + _kplib_file(10_000).split("_")[0], file("kplib/" + _kplib_file(10_000)), None),
+        ("kplib n=10000 " + _kplib_file(10_000).split("_")[0], instance_file("kplib/" + _kplib_file(10_000)), None),
         ("Jooken c=1e8 hardest", hardest, None),
         ("Jooken c=1e10 g=14", c1e10, None),
         # the GPU's own engine on the same two: the planner gives both to the grouped DP on the CPU
         ("Jooken c=1e8 hardest, dense plan", hardest, "dense"),
         *[
-            (f"Jooken c=1e8 g=10 {name}{plan}", file(rel), strategy)
+            (f"Jooken c=1e8 g=10 {name}{plan}", instance_file(rel), strategy)
             for name, rel in others
             for plan, strategy in (("", None), (", dense plan", "dense"))
         ],  # fmt: skip
@@ -481,11 +479,13 @@ def end_to_end(rng) -> list[dict]:
 def profile_plans(rng) -> list[dict]:
     """Where a plan's time goes: torch.profiler over one solve of the pruned plan (reduced values down to the device's
     narrowest dtype, then down to int16), and one of the forced dense plan (each after an untimed one), with their
-    top operations by device and by host self time. The H200 run at e236882
-    ran the planner's pruned plan of Jooken n = 1200, c = 1e8, g = 10 in int16 reduced values at 1.7e10 cells/s where
-    the forced dense int32 plan ran as many cells over as many launches at 2.3e11; the item kernel's PTX differs
-    between the two dtypes only in its load and store widths, so the time is looked for here rather than guessed."""
+    top operations by device and by host self time. The H200 run at e236882 ran the planner's pruned plan of Jooken
+    n = 1200, c = 1e8, g = 10 in int16 reduced values at 1.7e10 cells/s where the forced dense int32 plan ran as many
+    cells over as many launches at 2.3e11; the item kernel's PTX differs between the two dtypes only in its load and
+    store widths, so the time is looked for here rather than guessed."""
     from torch.profiler import ProfilerActivity, profile
+
+    from knapsack_gpu import reduced
 
     if ARGS.smoke:  # reduced values start at a capacity of 2**20
         from knapsack_gpu.generate import jooken
@@ -498,8 +498,6 @@ def profile_plans(rng) -> list[dict]:
             return [{"skipped": f"instance not found: {exc}"}]
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if DEV.type == "cuda" else [])
     backend = "torch" if ARGS.smoke else "auto"
-    from knapsack_gpu import reduced
-
     rows = []
     narrowest = reduced.NARROWEST[DEV.type]
     # the pruned plan as planned (CUDA: int32 since 775d7b1), as it ran at e236882 (int16), the forced dense plan

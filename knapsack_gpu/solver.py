@@ -416,7 +416,7 @@ def _decide(
             if need > meter.limit - meter.current:
                 return None
             dense = plan_mod.choose(red, strategy, canonical, devices.kind(dev)).dense
-            return plan_mod.grouped_noise_cells(dense.seconds) if dense is not None else 0  # None: the bounds met
+            return plan_mod.grouped_noise_cells(dense.seconds) if dense is not None else 0  # no dense: bounds met
 
         found = _grouped(inst, meter, stats, noise_budget=noise_budget)
         if found is not None:
