@@ -497,7 +497,7 @@ def test_counting_the_smallest_that_fit_past_the_sampled_band(C, seed):
 def test_the_surrogates_item_counts_against_sorts(family):
     """most_items / fewest_items (selections) against sorted prefix sums: the most items that fit, and the fewest
     whose values beat z, for z at every prefix sum of the values and one below it."""
-    from knapsack_gpu.states.extras import fewest_items, most_items
+    from knapsack_gpu.states.relax import fewest_items, most_items
 
     for seed in range(6):
         p, w, c = generate.FAMILIES[family](np.random.default_rng(seed), 400, R=1000, fraction=0.5)

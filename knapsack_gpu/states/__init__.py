@@ -141,6 +141,7 @@ class Search:
             progress=progress,
             binding=B.name,
             big=big,
+            total=self.total,
             # every item is below its total: under 2**53 each is an exact double
             doubles=not integral or (not big and max(int(TS[0]), int(TW[0])) < exact.EXACT_DOUBLE),
             started=started,

@@ -46,6 +46,7 @@ class Engine:
             :class:`knapsack_gpu.progress.Reporter` told the candidate states as they are built.
         binding: "compiled", "python", "ready" or None (see :func:`.modes.host`).
         big: whether a value or weight total reaches 2**62 (Python integers: the python binding); None: summed here.
+        total: the exact sum of ``p`` where the caller has it (None: summed here when an extra first needs it).
         doubles: whether every value and weight is below 2**53 (then p / w is a correctly rounded key); None: looked
             up here.
         started: (keys, the set-up's tuple, the initial state's allocations (:func:`.kernels.init_state`) or None,
@@ -72,6 +73,7 @@ class Engine:
         progress=None,
         binding: str | None = None,
         big: bool | None = None,
+        total: int | float | None = None,
         doubles: bool | None = None,
         started: tuple | None = None,
         registers: tuple | None = None,
@@ -83,6 +85,7 @@ class Engine:
         if self.big:
             p, w = p.astype(object), w.astype(object)
         self.p, self.w, self.n = p, w, int(p.size)
+        self._total = total
         self.num = int if self.integral else float
         self.device, self.device_states = device, device_states
         self.meter, self.progress = meter, progress
@@ -92,6 +95,7 @@ class Engine:
         self.fired: set[str] = set()  # extras that changed something
         self.fired_once: set[str] = set()  # extras tried
         self.next_pairing = common.PAIRING_STATES
+        self.least_other = extras.least_other(self.fired_once, self.relax, self.big)  # (extras.next_size)
         self.budget: int | None = None  # state updates this run may reach (sub-searches get what is left)
         self._reported = 0  # state updates and core entries already added to stats
         self._core_reported = 0
@@ -161,6 +165,13 @@ class Engine:
     @property
     def z(self):
         return self.inc.value
+
+    @property
+    def total(self):
+        """The exact sum of the values (every state is worth at most this)."""
+        if self._total is None:
+            self._total = exact_total(self.p)
+        return self._total
 
     @property
     def z1(self):

@@ -26,6 +26,7 @@ from . import common
 from . import kernels as K
 from .common import Incumbent
 from .exact import exact_total as total
+from .relax import most_items, surrogate
 
 
 def _gcd_and_sum(eng, a: np.ndarray, items: np.ndarray, fixed_in: np.ndarray) -> tuple[int, int]:
@@ -66,21 +67,6 @@ def gcd_capacity(eng, items: np.ndarray, fixed_in: np.ndarray) -> bool:
             eng.fired.add("gcd")
             return True
     return False
-
-
-def most_items(eng) -> int:
-    """The most items any solution holds: the lightest ones, as many as fit (a selection, not a sort)."""
-    return int(eng.B.count_within(eng.w, eng.c))
-
-
-def fewest_items(eng, z) -> int:
-    """The fewest items a solution worth more than z holds: the most valuable ones, as few as beat z (n + 1 where
-    all of them do not). The k most valuable are worth at most z iff the n - k least valuable are worth at least
-    total - z, so this is n minus the most of the least valuable that stay below total - z."""
-    t = total(eng.p)
-    if z >= t:
-        return eng.n + 1
-    return eng.n - int(eng.B.count_within(eng.p, t - z - 1))
 
 
 def dominated(p: np.ndarray, w: np.ndarray, k: int, among: np.ndarray) -> np.ndarray:
@@ -152,34 +138,31 @@ def _pairing_np(eng, c, num, W, P):
     return best
 
 
-def _pending(eng) -> list[tuple[str, int]]:
-    """The extras still to fire, with the list size past which each does."""
-    return _pending_of(eng.fired_once, eng.relax, eng.big, eng.next_pairing)
-
-
-def _pending_of(done: set, relax: bool, big: bool, next_pairing: int) -> list[tuple[str, int]]:
+def _others(done: set, relax: bool, big: bool) -> list[tuple[str, int]]:
+    """The extras other than the pairing still to fire (``done``: those tried), each with the list size past which
+    it does."""
     out = [("gcd", common.GCD_STATES)] if "gcd" not in done else []
     if relax and "surrogate" not in done:
         out.append(("surrogate", common.SURROGATE_STATES))
     if not big and "dominance" not in done:
         out.append(("dominance", common.DOMINANCE_STATES))
-    return out + [("pairing", next_pairing)]
+    return out
+
+
+def least_other(done: set, relax: bool, big: bool) -> int:
+    """The least list size past which an extra other than the pairing fires (BIG: none is left); the engine keeps
+    it (``Engine.least_other``) and :func:`fire` renews it, so that arming the kernels builds no list."""
+    least = common.BIG
+    for _, size in _others(done, relax, big):
+        if size < least:  # (not min(): a builtin's call costs ~0.2 us, a generator ~1 us)
+            least = size
+    return least
 
 
 def next_size(eng) -> int:
     """The list size past which :func:`fire` has something to do (the kernels stop there; at least the list's own
     size: :func:`.kernels.event_size`)."""
-    return K.event_size(_least_other(_pending(eng)), eng.next_pairing, common.PAIRING_STATES, eng.size)
-
-
-def _least_other(pending: list[tuple[str, int]]) -> int:
-    """The least size in ``pending`` (:func:`_pending_of`: the pairing last) past which an extra other than the
-    pairing fires (BIG: none is left)."""
-    least = common.BIG
-    for _, size in pending[:-1]:
-        if size < least:  # (not min(): a builtin's call costs ~0.2 us, a generator ~1 us)
-            least = size
-    return least
+    return K.event_size(eng.least_other, eng.next_pairing, common.PAIRING_STATES, eng.size)
 
 
 _NONE: frozenset = frozenset()
@@ -189,17 +172,15 @@ def first_sizes(relax: bool) -> tuple[int, int, int]:
     """What a first run (:func:`.kernels.first_run`: a search none of whose extras has fired yet, values in int64)
     needs to fire the pairing as :func:`fire` does until another extra is due: (the least list size past which
     another extra fires, the pairing's first size, its growth)."""
-    other = _least_other(_pending_of(_NONE, relax, False, common.PAIRING_STATES))
-    return other, common.PAIRING_STATES, common.PAIRING_GROWTH
+    return least_other(_NONE, relax, False), common.PAIRING_STATES, common.PAIRING_GROWTH
 
 
 def fire(eng) -> None:
     """Called by the engine once the list passed :func:`next_size`: each extra once, at combo's list sizes."""
-    from .relax import surrogate
-
     size = eng.size
-    due = {name for name, at in _pending(eng) if size > at}
-    eng.fired_once.update(due - {"pairing"})
+    due = {name for name, at in _others(eng.fired_once, eng.relax, eng.big) if size > at}
+    eng.fired_once.update(due)
+    eng.least_other = least_other(eng.fired_once, eng.relax, eng.big)
     if "gcd" in due:
         items, fixed_in = eng.open_items()
         if gcd_capacity(eng, items, fixed_in):  # a smaller capacity narrows the gap: fewer items are open

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import exact
+from .. import jit
+from . import exact, modes
+from .common import Incumbent, StatesOverflow
 from .exact import exact_total
 
 
@@ -46,9 +48,6 @@ def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start) -> tuple[int,
     ``start``): :func:`.kernels.surrogate_bisect` on float64 copies, compiled wherever this process has the compiled
     kernels (whatever binding the engine's list is in: Python integers or a device list make no difference to
     floats)."""
-    from .. import jit
-    from . import modes
-
     B = eng.B
     if not B.compiled and jit.enabled() and (jit.ready("i") or jit.ready("f")):
         B = modes.compiled()
@@ -104,8 +103,7 @@ def _solve(eng, u: int, ps: int, room: int, k: int, items, fixed_in, forced, res
     """The surrogate problem solved exactly (values ``p_rest``, weights ``ws_rest``, capacity ``room``; the forced
     items' value ``ps`` on top): its optimum bounds the case (its LP bound ``u`` where the solve overflows), and
     where it holds exactly k items and beats z it is the new incumbent."""
-    from . import solve_items
-    from .common import Incumbent, StatesOverflow
+    from . import solve_items  # (the package's: a surrogate's solve is a search of its own)
 
     z = eng.z
     budget = None if eng.budget is None else max(0, eng.budget - eng.stats.state_updates)
@@ -133,10 +131,23 @@ def _solve(eng, u: int, ps: int, room: int, k: int, items, fixed_in, forced, res
     return ps + value
 
 
+def most_items(eng) -> int:
+    """The most items any solution holds: the lightest ones, as many as fit (a selection, not a sort)."""
+    return int(eng.B.count_within(eng.w, eng.c))
+
+
+def fewest_items(eng, z) -> int:
+    """The fewest items a solution worth more than z holds: the most valuable ones, as few as beat z (n + 1 where
+    all of them do not). The k most valuable are worth at most z iff the n - k least valuable are worth at least
+    total - z, so this is n minus the most of the least valuable that stay below total - z."""
+    t = eng.total
+    if z >= t:
+        return eng.n + 1
+    return eng.n - int(eng.B.count_within(eng.p, t - z - 1))
+
+
 def surrogate(eng) -> None:
     """Tighten ``eng.ub`` (and maybe raise z) by the surrogate relaxation, where the cardinality limits allow."""
-    from .extras import fewest_items, most_items
-
     z = eng.z
     b1 = int(eng.left_items.size)
     card1 = most_items(eng)  # at most this many items fit
