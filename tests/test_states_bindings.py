@@ -497,11 +497,14 @@ def test_counting_the_smallest_that_fit_past_the_sampled_band(C, seed):
 def test_the_surrogates_item_counts_against_sorts(family):
     """most_items / fewest_items (selections) against sorted prefix sums: the most items that fit, and the fewest
     whose values beat z, for z at every prefix sum of the values and one below it."""
+    from knapsack_gpu.states.engine import Engine
     from knapsack_gpu.states.relax import fewest_items, most_items
 
     for seed in range(6):
         p, w, c = generate.FAMILIES[family](np.random.default_rng(seed), 400, R=1000, fraction=0.5)
         eng = Search(p.astype(np.int64), w.astype(np.int64), c, binding="compiled").engine
+        # the values' total: handed on by the set-up, or summed by an engine made without it
+        assert eng.total == int(np.sum(eng.p)) == Engine(eng.p, eng.w, eng.c, binding="compiled").total
         assert most_items(eng) == int(np.searchsorted(np.cumsum(np.sort(eng.w)), eng.c, side="right"))
         top = np.cumsum(np.sort(eng.p)[::-1])
         for z in [0, *top[::37].tolist(), *(top[::37] - 1).tolist(), int(top[-1]), int(top[-1]) + 5]:
