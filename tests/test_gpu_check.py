@@ -62,6 +62,7 @@ def test_gpu_check_smoke(tmp_path):
     smoke(sys.executable, tmp_path / "gpu.json")
 
 
+@pytest.mark.slow  # the same smoke run again, under the other Triton, a minute or more (CI runs the slow tier)
 @pytest.mark.skipif(not SIDE, reason="no triton 3.6 side environment (.ci/run makes one: KNAPSACK_GPU_TRITON36_PYTHON)")
 def test_gpu_check_smoke_with_the_device_images_triton(tmp_path):
     data = smoke(SIDE, tmp_path / "gpu.json")

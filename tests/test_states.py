@@ -31,6 +31,24 @@ def textbook(w: np.ndarray, v: np.ndarray, c: int) -> int:
     return int(f[c])
 
 
+def textbook_by_count(w: np.ndarray, v: np.ndarray, c: int) -> int:
+    """The same optimum by a DP over (items taken, weight above the lightest item's, summed): small where the weights
+    lie in a narrow band (similar weights: C ~ 1e7 made the DP over capacity take 12 s), whatever the capacity."""
+    w0 = int(w.min())  # (weights >= 1)
+    kmax = min(w.size, c // w0)
+    if kmax == 0:
+        return 0
+    extra, top = (w - w0).tolist(), int((w - w0).max()) * kmax
+    none = -(2**60)  # no set: far below any sum of values
+    f = np.full((kmax + 1, top + 1), none, dtype=np.int64)  # f[k, x]: k items whose weights sum to k w0 + x
+    f[0, 0] = 0
+    for i, (xi, vi) in enumerate(zip(extra, v.tolist(), strict=True)):
+        rows = min(i + 1, kmax)  # numpy reads the overlapping rows as they were before the call
+        np.maximum(f[1 : rows + 1, xi:], f[:rows, : top + 1 - xi] + vi, out=f[1 : rows + 1, xi:])
+    room = c - w0 * np.arange(kmax + 1)  # the most extra weight k items may carry
+    return max(int(f[k, : min(int(room[k]), top) + 1].max()) for k in range(kmax + 1))
+
+
 def check(p, w, c, optimum, **kwargs) -> StatesStats:
     st = StatesStats()
     value, chosen = solve_items(np.asarray(p), np.asarray(w), c, stats=st, **kwargs)
@@ -65,9 +83,18 @@ def test_medium_instances_against_meet_in_the_middle(family):
 
 @pytest.mark.parametrize("family", INTEGER_FAMILIES)
 def test_larger_instances_against_the_textbook_dp(family):
+    dp = textbook_by_count if family == "similar-weights" else textbook
     for seed, (n, R) in enumerate([(200, 100), (400, 300), (1000, 60)]):
         p, w, c = instance(family, 200 + seed, n, R)
-        check(p, w, c, textbook(w, p, c))
+        check(p, w, c, dp(w, p, c))
+
+
+@pytest.mark.parametrize("family", ["similar-weights", "uncorrelated", "strongly", "subset-sum"])
+def test_the_dp_by_count_is_the_textbook_dp(family):
+    """The similar-weights oracle against the plain DP over capacity, where that one is cheap."""
+    for seed in range(6):
+        p, w, c = instance(family, 700 + seed, 5 + 7 * seed, 40)
+        assert textbook_by_count(w, p, c) == textbook(w, p, c)
 
 
 def test_a_selection_older_than_the_decision_bits_is_solved_again(monkeypatch):
@@ -159,13 +186,14 @@ def test_surrogate_relaxation_in_both_cardinality_directions(monkeypatch, family
 def _best_by_count(p: np.ndarray, w: np.ndarray, c: int) -> np.ndarray:
     """best[k]: the most a feasible set of exactly k items is worth (-1: none), by a DP over (count, weight)."""
     n = p.size
-    f = np.full((n + 1, c + 1), -1, dtype=np.int64)
+    none = -(2**60)  # no set: far below any sum of values, so adding one keeps it below 0
+    f = np.full((n + 1, c + 1), none, dtype=np.int64)
     f[0, :] = 0
-    for pi, wi in zip(p.tolist(), w.tolist(), strict=True):
-        if wi <= c:
-            take = np.where(f[:-1, : c + 1 - wi] >= 0, f[:-1, : c + 1 - wi] + pi, -1)
-            f[1:, wi:] = np.maximum(f[1:, wi:], take)
-    return f[:, c]
+    for k, (pi, wi) in enumerate(zip(p.tolist(), w.tolist(), strict=True)):
+        if wi <= c:  # rows 0..k hold sets of the first k items; numpy reads the overlapping rows as before the call
+            np.maximum(f[1 : k + 2, wi:], f[: k + 1, : c + 1 - wi] + pi, out=f[1 : k + 2, wi:])
+    best = f[:, c]
+    return np.where(best < 0, -1, best)
 
 
 def test_each_surrogate_case_bounds_the_better_solutions_of_its_count(monkeypatch):
