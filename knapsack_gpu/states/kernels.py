@@ -1941,9 +1941,9 @@ def _runs(L, IR, s, dw):
     states and the current row a guard state at s, heavier than every candidate (the last weight + |dw| + 1; the
     compiled binding's sums stay below 2**62). A run that has ended then loses every comparison, and the next
     candidate is one compare with no end-of-run tests. With the merges' first-state flag, on circle n = 10,000's
-    lists (10^4 to 2 x 10^5 states, replayed in one process): merge_prune_c 3.5 -> 2.7 ns a candidate, merge_c
-    2.95 -> 2.2. A current row without room for the guard (rows a caller made, as a test does) is copied to one
-    with it."""
+    lists (10^4 to 2 x 10^5 states, ``benchmarks/list_passes.py circle:10000:1e5``): merge_prune_c 3.25 -> 2.4 ns
+    a candidate, merge_c 2.95 -> 2.2. A current row without room for the guard (rows a caller made, as a test does)
+    is copied to one with it."""
     if s == 0:
         return L
     W, P, V = L[0], L[1], L[2]
@@ -2026,7 +2026,8 @@ def merge_prune_c(L, IR, VR, pu, wu, sign, bit, t, s, UP, UW):
     equal weight, worth less) is one the test would drop after it (the test grows with the value). Returns (list,
     states kept, states kept of weight <= c). The merge's best state of weight <= c, if it beats z, passes the test
     (P >= z1, W <= c) and is kept last among them: the step's incumbent is the two passes'. On circle's lists of
-    10^5 states the two passes cost ~7.9 ns a candidate, this one ~5.3 (replayed in one process)."""
+    10^5 states the two passes cost ~7.9 ns a candidate, this one ~5.3 when it came (replayed in one process); 2.4
+    since the runs' guard states (:func:`_runs`; ``benchmarks/list_passes.py`` replays a search's lists)."""
     n = IR[SIZE]
     dw = sign * wu
     dp = sign * pu

@@ -1,0 +1,101 @@
+"""Few items with huge weights: ours against a plain numpy meet in the middle, n = 20..40 items near 2**50.
+
+    python benchmarks/few_items.py                     # table + benchmarks/results/few_items.json
+    python benchmarks/few_items.py --sizes 20,30 --repeats 3
+
+Where weights are huge and every efficiency nearly equal, bounds fix nothing and a states list would hold every
+subset sum (2**n of them); Horowitz and Sahni's meet in the middle builds two lists of 2**(n/2). Issue 23 asks that
+up to about 40 items no instance takes us longer than such a method, and that none ends in a MemoryError it would not
+need. The contender here is the textbook method in numpy, written in this file (every subset sum of each half by
+doubling, the second half's sorted by weight with a running maximum of value, one searchsorted for every state of
+the first): exact in int64 (40 items near 2**50 sum below 2**56). Subset sums (values equal to weights) and random
+values, capacity half the weight; the answers must agree; medians of ``--repeats`` in one process, one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import provenance  # noqa: E402  (benchmarks/ on the path first)
+
+from knapsack_gpu import solve  # noqa: E402
+
+
+def subset_sums(w: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(weights, values) of every subset of the items, 2**len(w) of them."""
+    W, P = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    for wi, pi in zip(w.tolist(), p.tolist(), strict=True):
+        W, P = np.concatenate([W, W + wi]), np.concatenate([P, P + pi])
+    return W, P
+
+
+def meet_in_the_middle(w: np.ndarray, p: np.ndarray, c: int) -> int:
+    """The optimum by Horowitz-Sahni in numpy: O(2**(n/2)) time and memory."""
+    h = w.size // 2
+    WA, PA = subset_sums(w[:h], p[:h])
+    WB, PB = subset_sums(w[h:], p[h:])
+    order = np.argsort(WB, kind="stable")
+    WB, best = WB[order], np.maximum.accumulate(PB[order])  # best[i]: the most a subset as light as WB[i] is worth
+    fit = WA <= c
+    j = np.searchsorted(WB, c - WA[fit], side="right") - 1  # >= 0: the empty subset weighs 0
+    return int((PA[fit] + best[j]).max())
+
+
+def instance(n: int, values: str, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    rng = np.random.default_rng(1000 * n + seed)
+    w = rng.integers(2**49, 2**50, n)
+    p = w.copy() if values == "subset-sum" else rng.integers(2**49, 2**50, n)
+    return w, p, int(w.sum() // 2)
+
+
+def _median_s(fn, repeats: int) -> float:
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="20,24,28,32,36,40", help="item counts, comma-separated")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=str(HERE / "results" / "few_items.json"), help="'' to write nothing")
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    solve(*instance(12, "random", 0), device="cpu")  # warm: imports and the compiled kernels' load
+    rows = []
+    print(f"{'items':>5s} {'values':>10s} {'ours (ms)':>10s} {'numpy MITM (ms)':>16s} {'ours/MITM':>9s}  ours' plan")
+    for n in (int(x) for x in args.sizes.split(",")):
+        for values in ("subset-sum", "random"):
+            w, p, c = instance(n, values, 0)
+            sol = solve(w, p, c, device="cpu")
+            want = meet_in_the_middle(w, p, c)
+            if sol.value != want or int(w[sol.indices].sum()) > c or int(p[sol.indices].sum()) != sol.value:
+                raise SystemExit(f"n = {n}, {values}: ours {sol.value} (weight {sol.weight}), the MITM's {want}")
+            ours = _median_s(lambda w=w, p=p, c=c: solve(w, p, c, device="cpu"), args.repeats)
+            theirs = _median_s(lambda w=w, p=p, c=c: meet_in_the_middle(w, p, c), args.repeats)
+            how = f"{sol.stats['strategy']}, extras {sol.stats.get('extras')}, peak {sol.stats.get('peak_states')}"
+            print(f"{n:5d} {values:>10s} {ours * 1e3:10.2f} {theirs * 1e3:16.2f} {ours / theirs:9.2f}  {how}")
+            rows.append({"n": n, "values": values, "ours_s": ours, "mitm_s": theirs, "value": sol.value, "how": how})
+    if args.out:
+        meta = {"machine": provenance.machine(1), "commit": provenance.commit(), "repeats": args.repeats}
+        Path(args.out).write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
