@@ -69,36 +69,24 @@ def capture(w, v, c, every: int, min_states: int) -> tuple[list[dict], dict]:
     return copies, result.stats
 
 
-def _head(cp: dict, side: int, ahead: int = 0) -> int:
-    """The unit ``ahead`` places past the next of ``side``'s sorted chunk at the pause (-1: none there)."""
-    SR, BUF = cp["SR"], cp["BUF"]
-    pos = SR[side, K.BPOS] + ahead
-    return int(BUF[side, pos]) if pos < SR[side, K.BLEN] else -1
-
-
 def steps(copies: list[dict]) -> list[tuple]:
-    """Two steps a copy: (copy, unit, sign, its decision bit, the next right unit t, the next left unit s or -1)."""
+    """Two steps a copy where the search would take its fused pass: the next right unit popped and added, the next
+    left unit popped and removed, each asked the search's own test (kernels._fusable, interpreted) after the pop.
+    Returns (copy, unit, sign, its decision bit, the next right unit t, the next left unit s or -1)."""
     out = []
     for cp in copies:
-        R, L = K.RIGHT, K.LEFT
-        for u, sign, t, s in ((_head(cp, R), 1, _head(cp, R, 1), _head(cp, L)),
-                              (_head(cp, L), -1, _head(cp, R), _head(cp, L, 1))):  # fmt: skip
-            if u >= 0 and t >= 0 and _exact(cp, u, sign, t, s):
-                bit = K._bit(int(cp["IR"][K.ENTRIES]) % int(cp["IR"][K.WINDOW]))  # the bit the search's step sets
+        IR, BUF = cp["IR"], cp["BUF"]
+        for side, sign in ((K.RIGHT, 1), (K.LEFT, -1)):
+            SR = cp["SR"].copy()
+            u = int(K._head(SR, BUF, side))
+            if u < 0:
+                continue
+            SR[side, K.BPOS] += 1  # the step pops u, as run() does
+            if K._fusable((cp["W"], cp["P"]), IR, cp["VR"], SR, BUF, cp["UP"], cp["UW"], u, sign):
+                t, s = int(K._head(SR, BUF, K.RIGHT)), int(K._head(SR, BUF, K.LEFT))
+                bit = K._bit(int(IR[K.ENTRIES]) % int(IR[K.WINDOW]))  # the bit the search's step sets
                 out.append((cp, u, sign, bit, t, s))
     return out
-
-
-def _exact(cp: dict, u: int, sign: int, t: int, s: int) -> bool:
-    """Whether the fused pass may run the step (as the search's own test, kernels._fusable, asks): whole numbers,
-    and every fathoming product below LIM (the candidates lie between the list's ends and theirs shifted)."""
-    if cp["IR"][K.INTEGRAL] != 1:
-        return False
-    W, P, UP, UW = cp["W"], cp["P"], cp["UP"], cp["UW"]
-    z1, c, dw, dp = int(cp["VR"][K.Z1]), int(cp["IR"][K.C]), sign * int(UW[u]), sign * int(UP[u])
-    amax = max(abs(int(x) - z1 + d) for x in (P[0], P[-1]) for d in (0, dp))
-    bmax = max(abs(c - int(x) - d) for x in (W[0], W[-1]) for d in (0, dw))
-    return all(amax * int(UW[x]) < K.LIM and bmax * int(UP[x]) < K.LIM for x in (t, s) if x >= 0)
 
 
 def _rows(cp: dict) -> tuple:
