@@ -393,7 +393,7 @@ def _decide(
         sdev = dev if states_dev is None else states_dev
         if states_backend is None or states_dev is not None:
             states_backend = resolve_backend(backend, sdev, torch.int64)
-        run = _StatesRun(inst, sdev, states_backend, states_meter, stats, progress, meter)
+        run = _StatesRun(inst, sdev, states_backend, states_meter, stats, progress, meter, meet=strategy != "states")
         if strategy != "states":
             budget = plan_mod.states_first_budget(run.items, inst.capacity, run.bound, devices.kind(dev))
         if dry and budget is None:
@@ -636,7 +636,8 @@ def _reduced_stats(stats: dict, red: Reduced, backend: str) -> None:
 
 class _StatesRun:
     """The states engine over the items a DP needs (value > 0, 0 < weight <= capacity): zero-weight items are
-    taken, and when everything fits no search is needed at all."""
+    taken, and when everything fits no search is needed at all. ``meet``: a meet in the middle may take the
+    search's place at once (:func:`.states.mitm.at_once`)."""
 
     def __init__(
         self,
@@ -647,6 +648,7 @@ class _StatesRun:
         stats: dict,
         progress: Reporter | None,
         solve_meter: Meter,
+        meet: bool = True,
     ):
         self.inst_values = inst.values
         self.integral = inst.integral
@@ -674,6 +676,9 @@ class _StatesRun:
             binding="ready" if self.value_only else None,
             # every first budget of _decide's is at least this: a search that ends within it ends here
             first_run=plan_mod.STATES_MIN_UPDATES,
+            # few items, or a subset sum of a few dozen: a meet in the middle at once (strategy="states" forces the
+            # expanding core alone)
+            meet=meet,
         )
         self.free, self.items = s.free, s.items
         hits = (("zero-value", s.zero_value), ("heavy", s.heavy), ("zero-weight", s.free.size))

@@ -62,6 +62,9 @@ class Search:
             instance's solve, or a surrogate's, has no Python between its set-up and its answer), where the compiled
             binding runs the search and no device or progress takes part; a search that does not end there goes on
             from where it stopped. None: the set-up only.
+        meet: a meet in the middle over every item takes the place of the search where it pays at once
+            (:func:`.mitm.at_once`: few items, or efficiencies that all tie; the planner's choice); the search's own
+            handover to one over its open items (:meth:`run`) happens either way.
     """
 
     def __init__(
@@ -81,6 +84,7 @@ class Search:
         progress=None,
         binding: str | None = None,
         first_run: int | None = None,
+        meet: bool = False,
     ):
         self.stats = stats if stats is not None else StatesStats()
         self.lower = lower
@@ -98,6 +102,8 @@ class Search:
         self.totals: tuple[int, int] | None = None
         pw, started = None, None  # the items' values and weights, and the engine's set-up, where start made them
         registers = None  # the registers and list a first run left, for the engine to go on from
+        if meet and integral and p.shape[0] <= mitm.MAX_ITEMS and self._meet(B, p, w, c, meter):
+            return
         if B.compiled:  # the set-up in one compiled call, where it applies (see kernels.start)
             c62 = int(c) if c < 2**62 else 2**62  # (min() costs ~0.2 us: this is every small solve's path)
             quick = first_run is not None and device is None and progress is None
@@ -147,6 +153,29 @@ class Search:
             started=started,
             registers=registers,
         )
+
+    def _meet(self, B, p, w, c: int, meter) -> bool:
+        """A meet in the middle over every item before any search, where :func:`.mitm.at_once` says it pays
+        (few items, or efficiencies that all tie) and fits: True where it solved the instance."""
+        its = B.items(p, w, min(int(c), 2**62), True)
+        items, free, TS, TW, zero_value, heavy, big = its
+        cap = c - int(TW[1])
+        if big or not items.size or int(TW[0]) <= cap:  # (sums past int64, or nothing to search: the usual path)
+            return False
+        ps, ws = p[items], w[items]
+        if not (mitm.at_once(ps, ws, cap) and mitm.fits(meter, items.size)):
+            return False
+        self.free, self.items, self.zero_value, self.heavy = free, items, zero_value, heavy
+        self.pf, self.total = int(TS[1]), int(TS[0])
+        self.engine, self.mitm_switch = None, None
+        self.stats.binding = B.name
+        value, chosen = mitm.best(B, ps, ws, np.arange(items.size), cap, self.stats, meter)
+        # (not jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
+        self.proved = int(value)
+        self.value, self.chosen = self.pf + self.proved, self._indices(chosen)
+        if "meet-in-the-middle" not in self.stats.extras:  # (a caller's stats may have it)
+            self.stats.extras.append("meet-in-the-middle")
+        return True
 
     def _first_run(self, B, p, w, c: int, meter, budget: int, relax: bool, lower, upper, depth: int):
         """The set-up and first run in one compiled call (see ``first_run``): None where the search ended there,
@@ -209,8 +238,8 @@ class Search:
                 if budget is not None and budget <= look:
                     return False
             m = int(eng.open_items()[0].size)
-            fits = mitm.fits(eng, m)
-            self.mitm_switch = eng.stats.state_updates + mitm.SWITCH_UPDATES * mitm.half_size(m) if fits else -1
+            fits = mitm.fits(eng.meter, m)
+            self.mitm_switch = eng.stats.state_updates + int(mitm.SWITCH_SHARE * mitm.updates(m)) if fits else -1
         switch = self.mitm_switch
         if switch is not None and switch >= 0 and (budget is None or budget > switch):
             if eng.stats.state_updates >= switch or not eng.run(switch):

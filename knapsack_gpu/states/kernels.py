@@ -1857,6 +1857,29 @@ def half_states(L, IR, items, p, w):
     return L
 
 
+def meet(R, IRS, items, p, w, cap):
+    """Horowitz and Sahni's meet in the middle over ``items`` (indices into p, w; at most 2 x 62 of them) at
+    capacity ``cap`` >= 0, in one call: the items alternate by weight into two halves (of nearly equal total
+    weight: fewest states), each half's undominated subset sums grow from the list of the empty subset in R (rows
+    0-5: the first half's list as the binding lays it out, 6-11 the second's; one array crosses into compiled code
+    instead of twelve) with registers IRS[0] and IRS[1] (:func:`half_states`), and :func:`combine` pairs them.
+    Returns (the best value, its items ascending)."""
+    order = items[np.argsort(w[items], kind="mergesort")]
+    halves = (order[0::2], order[1::2])
+    LA = half_states((R[0], R[1], R[2], R[3], R[4], R[5]), IRS[0], halves[0], p, w)
+    LB = half_states((R[6], R[7], R[8], R[9], R[10], R[11]), IRS[1], halves[1], p, w)
+    sa, sb = IRS[0, SIZE], IRS[1, SIZE]
+    value, a, b = combine(LA[0][:sa], LA[1][:sa], LB[0][:sb], LB[1][:sb], cap)  # (the empty subsets pair)
+    chosen = np.empty(order.shape[0], dtype=np.int64)
+    k = 0
+    for half, bits in ((halves[0], LA[2][a]), (halves[1], LB[2][b])):
+        for t in range(half.shape[0]):
+            if (bits >> t) & 1:
+                chosen[k] = half[t]
+                k += 1
+    return value, np.sort(chosen[:k])
+
+
 def combine_c(WA, PA, WB, PB, c):
     """The best pair of states, one of each half (both sorted by weight, values increasing): as A's weight grows
     the best partner in B is the last one of weight <= c - W_A, found by one pointer moving down. Returns (value,

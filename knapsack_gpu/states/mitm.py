@@ -2,11 +2,14 @@
 every efficiency nearly equal (a subset sum of a few dozen items near 2**50), bounds fix nothing and the states list
 grows to every distinct subset sum, 2**n of them; two lists of 2**(n/2) do the same work.
 
-The items the engine has not fixed (Dembo-Hammer at its incumbent: every better solution keeps the fixed ones at
-their side) split into two halves; each half's undominated subset sums are built by the engine's own merge
-(:func:`.kernels.half_states`), and one pass pairs every state of one half with the best partner of the other
-(:func:`.kernels.combine_c`). O(2**(n/2)) time and memory (Schroeppel and Shamir's O(2**(n/4)) memory is not
-implemented: where the two lists do not fit the memory limit, the engine goes on).
+It runs in two places. The planner runs it over every item at once where that pays (:func:`at_once`: few items, or
+an engine's list projected past a half list's), and the engine hands over to it when it has spent a share of its
+work (SWITCH_SHARE) and few items are still open: those it has not fixed (Dembo-Hammer at its incumbent: every
+better solution keeps the fixed ones at their side). Either way the items split into two halves; each half's
+undominated subset sums are built by the engine's own merge (:func:`.kernels.half_states`), and one pass pairs every
+state of one half with the best partner of the other (:func:`.kernels.combine_c`), all in one call
+(:func:`.kernels.meet`). O(2**(n/2)) time and memory (Schroeppel and Shamir's O(2**(n/4)) memory is not implemented:
+where the two lists do not fit the memory limit, the engine goes on).
 """
 
 from __future__ import annotations
@@ -14,14 +17,23 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels as K
+from . import modes
 
-# The most open items a meet in the middle takes: two lists of 2**23 states (~1.6 GB at its peak).
+# The most open items a meet in the middle takes: two lists of 2**23 states (~0.75 GiB at its peak).
 MAX_ITEMS = 46
-# Bytes a state costs at the peak of building a half's list: two rows of buffers, grown by doubling.
+# Bytes a meet in the middle holds a state of its larger half: two lists, each of two rows of buffers (the list, and
+# the one its next merge writes) sized at once for its last merge.
 BYTES_PER_STATE = 4 * K.BYTES_PER_CANDIDATE
-# The engine hands over once it has done this many state updates per state of a half list (the meet in the middle
-# costs about five: two merges a state while each half is built, and the pass that pairs them).
-SWITCH_UPDATES = 5
+# Where the meet in the middle does not run at once, the engine hands over once it has done this share of the state
+# updates the meet in the middle would do: searches it ends in time end within a few thousand updates, and one that
+# goes on costs a third more (values near ties of 31 and 35 items, weights near 2**50: 4.5 and 15 ms with a third,
+# 7.1 and 26 ms with the whole; a numpy meet in the middle 8.7 and 49 ms).
+SWITCH_SHARE = 1 / 3
+# Up to this many items a meet in the middle runs at once, whatever the items: its lists of 2**14 states at most
+# take 0.6 ms compiled at worst (a subset sum of 28 items near 2**50; values that let dominance thin the lists: ~0.1
+# ms), where the engine over such items spends 0.2-0.5 ms on its set-up, extras and Python before it ends or hands
+# over (benchmarks/few_items.py).
+DIRECT_ITEMS = 28
 # A search looks at its open items once it has done this many updates (~1 ms compiled): nearly every search has ended
 # by then, and below it a meet in the middle would save at most that much.
 LOOK_UPDATES = 200_000
@@ -32,46 +44,83 @@ def half_size(m: int) -> int:
     return 1 << ((m + 1) // 2)
 
 
-def fits(eng, m: int) -> bool:
-    """Whether a meet in the middle over m open items fits the engine's item limit and memory."""
+def updates(m: int) -> int:
+    """The state updates of a meet in the middle over m items, at most (before dominance and the capacity thin its
+    lists): each merge builds twice the states it starts from, so a half list of 2**h states costs about 2 * 2**h."""
+    return 2 * (half_size(m) + (1 << (m // 2)))
+
+
+def fits(meter, m: int) -> bool:
+    """Whether a meet in the middle over m open items fits the item limit and what the memory ``meter`` leaves."""
     if m > MAX_ITEMS:
         return False
-    need = 2 * half_size(m) * BYTES_PER_STATE
-    meter = eng.meter
+    need = (half_size(m) + 2) * BYTES_PER_STATE
     return meter is None or need <= meter.limit - meter.current
+
+
+def at_once(p: np.ndarray, w: np.ndarray, c: int) -> bool:
+    """Whether a meet in the middle over all of these items (at most MAX_ITEMS, whole numbers) should run before
+    the engine does any work: where its two half lists are smaller than the engine's set-up costs (DIRECT_ITEMS), or
+    where the engine's projected list is longer than a half list.
+
+    The projection: at the mean efficiency r = sum(p) / sum(w) a subset S is worth r w(S) + e(S), e the items'
+    deviations p - r w, |e(S)| <= E = sum |e|. Every state's bound stays above the incumbent, and the Dembo-Hammer
+    test fixes no item, until some subset fills the capacity to within about 2E / r; with subset sums spread over
+    sum(w), that takes a list of about s = r sum(w) / 2E states (where the efficiencies tie, E = 0: every subset
+    sum), at most 2**m, or the distinct sums the capacity leaves room for (subset sums of small weights end at a full
+    knapsack). The engine builds two candidates a state for each of the m - log2(s) items still to enter by then;
+    the meet in the middle two for each state of its half lists."""
+    m = p.shape[0]
+    if m <= DIRECT_ITEMS:
+        return True
+    pl, wl = p.tolist(), w.tolist()
+    sp, sw = sum(pl), sum(wl)
+    spread = sum(abs(a * sw - b * sp) for a, b in zip(pl, wl, strict=True))  # E sum(w), in Python integers
+    s = min(1 << m, min(c, sw) + 1)
+    if spread:
+        s = min(s, sp * sw // (2 * spread))
+    return updates(m) <= 2 * s * max(1, m - s.bit_length() + 1)
+
+
+# A half list's registers before its first merge (one state; no memory limit: the caller checked fits()).
+_REGISTERS = np.zeros((2, K.N_IR), dtype=np.int64)
+_REGISTERS[:, K.SIZE], _REGISTERS[:, K.MEM_BYTES] = 1, K.LIM
+
+
+def best(B, p: np.ndarray, w: np.ndarray, items: np.ndarray, cap: int, stats, meter) -> tuple:
+    """The most valuable subset of ``items`` (indices into p, w) of weight <= ``cap`` >= 0: (its value, its
+    items, ascending), by :func:`.kernels.meet` in host binding B (compiled, or numpy; Python integers where p is
+    an object array). The state updates go to ``stats``, the lists' bytes to ``meter``."""
+    IRS = _REGISTERS.astype(object if p.dtype == object else np.int64)  # (a copy: cheaper than setting three)
+    IRS[:, K.C] = cap
+    if B.compiled:
+        # the rows sized at once for a half's last merge (2 x its states and a guard): rows that grow cost fresh
+        # pages a merge, 3-4x the merge's own time on these lists
+        size = half_size(items.size) + 2
+        R = np.empty((12, size), dtype=np.int64)
+        R[:, 0] = 0
+        IRS[:, K.LIST_BYTES] = 2 * size * K.BYTES_PER_CANDIDATE
+    else:  # (numpy's merge makes new arrays: the twelve may share three)
+        R = (np.zeros(1, dtype=w.dtype), np.zeros(1, dtype=p.dtype), np.zeros(1, dtype=np.int64)) * 4
+    value, chosen = B.meet(R, IRS, items, p, w, cap)
+    a, b = IRS.tolist()
+    stats.add_run(a[K.UPDATES] + b[K.UPDATES], 0, max(a[K.SIZE], b[K.SIZE]))
+    if meter is not None:  # (both lists are alive when they pair)
+        meter.note_peak(a[K.LIST_BYTES] + b[K.LIST_BYTES])
+    return value, chosen
 
 
 def solve(eng):
     """The best solution better than the engine's incumbent, over its open items, or None where the incumbent is
-    optimal: (value, the engine's item indices). The engine's own binding runs the halves (compiled, or numpy for
-    Python integers); its list is released first."""
+    optimal: (value, the engine's item indices). Its list is released first; the lists are built on the host."""
     eng.release()
     items, fixed_in = eng.open_items()
-    p, w, B = eng.p, eng.w, eng.B
+    p, w = eng.p, eng.w
     base_p = sum(p[fixed_in].tolist()) if fixed_in.size else 0
     cap = eng.c - (sum(w[fixed_in].tolist()) if fixed_in.size else 0)
     if cap < 0:
         return None
-    # halves of (nearly) equal total weight sort out fewest states: alternate the items by weight
-    items = items[np.argsort(w[items], kind="stable")]
-    halves = (items[0::2], items[1::2])
-    lists = []
-    for half in halves:
-        IR = np.zeros(K.N_IR, dtype=eng.IR.dtype)
-        IR[K.C], IR[K.SIZE], IR[K.MEM_BYTES] = cap, 1, K.LIM
-        L = eng._single(0, 0, IR)
-        L = B.half_states(L, IR, half, p, w)
-        s = int(IR[K.SIZE])
-        lists.append((L[0][:s], L[1][:s], L[2][:s]))
-        eng.stats.state_updates += int(IR[K.UPDATES])
-        if eng.meter is not None:
-            eng.meter.note_peak(int(IR[K.LIST_BYTES]))
-    (WA, PA, VA), (WB, PB, VB) = lists
-    value, a, b = B.combine(WA, PA, WB, PB, cap)
-    if a < 0 or base_p + value <= eng.z:
+    value, chosen = best(modes.host(eng.host_binding, p), p, w, items, cap, eng.stats, eng.meter)
+    if base_p + value <= eng.z:
         return None
-    chosen = [fixed_in]
-    for half, V in ((halves[0], int(VA[a])), (halves[1], int(VB[b]))):
-        bits = np.array([(V >> t) & 1 for t in range(half.size)], dtype=bool)
-        chosen.append(half[bits])
-    return base_p + eng.num(value), np.sort(np.concatenate(chosen))
+    return base_p + eng.num(value), np.sort(np.concatenate([fixed_in, chosen]))

@@ -1,0 +1,159 @@
+"""The meet in the middle (:mod:`knapsack_gpu.states.mitm`): its kernel in both bindings against brute force and a
+meet in the middle in Python integers (knapsack_gpu.reference), the planner's choice to run it at once
+(:func:`.mitm.at_once`), and where it must step aside (sums past int64, a memory limit, strategy="states").
+Feasibility is checked apart from value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import knapsack_gpu
+from knapsack_gpu import generate
+from knapsack_gpu.memory import Meter
+from knapsack_gpu.reference import brute_force, meet_in_the_middle
+from knapsack_gpu.states import Search, StatesStats, mitm, modes, solve_items
+
+BINDINGS = ["compiled", "python"]
+
+
+def kinds(rng, n: int):
+    """Weights and values of every kind the meet in the middle is chosen for, and some it is not."""
+    w = rng.integers(2**49, 2**50, n)
+    yield "subset-sum", w, w.copy()
+    yield "near-ties", w, w + rng.integers(0, 2**20, n)
+    yield "random", w, rng.integers(2**49, 2**50, n)
+    small = rng.integers(1, 30, n)
+    yield "small-duplicates", small, small + rng.integers(0, 3, n)
+    yield "worthless", rng.integers(1, 5, n), rng.integers(0, 3, n)  # (zero weights: the caller takes them)
+
+
+def check(p, w, c, value, chosen, optimum) -> None:
+    chosen = np.asarray(chosen)
+    assert np.array_equal(chosen, np.unique(chosen)), "ascending, distinct"
+    assert sum(int(w[i]) for i in chosen) <= c, "feasible"
+    assert sum(int(p[i]) for i in chosen) == value, "worth what it says"
+    assert value == optimum
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_the_kernel_against_brute_force(binding):
+    """mitm.best (kernels.meet: two half lists and their pairing) over every item, capacities from 0 to past the
+    total, against brute force."""
+    B = modes.compiled() if binding == "compiled" else modes.python()
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 3, 7, 12, 15):
+        for kind, w, p in kinds(rng, n):
+            w, p = w.astype(np.int64), p.astype(np.int64)
+            for c in {0, int(w.min()), int(w.sum()) // 3, int(w.sum()) // 2, int(w.sum()), int(w.sum()) + 1}:
+                items = np.flatnonzero((w > 0) & (w <= c) & (p > 0))
+                st = StatesStats()
+                value, chosen = mitm.best(B, p, w, items, c, st, None)
+                check(p, w, c, int(value), chosen, brute_force(w.tolist(), p.tolist(), c)[0])
+                assert set(chosen.tolist()) <= set(items.tolist()), (kind, n, c)
+                assert st.peak_states <= mitm.half_size(items.size), "a half list holds at most 2**(m/2) states"
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+@pytest.mark.parametrize("n", [5, 20, 28, 34])
+def test_search_meets_at_once_where_the_planner_says(binding, n):
+    """Search(meet=True): where at_once holds, no engine is built and the answer is the meet in the middle's, free
+    (zero-weight), worthless and too heavy items included; where it does not, the engine runs."""
+    rng = np.random.default_rng(n)
+    for kind, w, p in kinds(rng, n):
+        w = np.concatenate([w, [0, 3, 2**55]]).astype(np.int64)  # a free item, a worthless one, one too heavy
+        p = np.concatenate([p, [7, 0, 9]]).astype(np.int64)
+        c = int(w[:n].sum()) // 2
+        st = StatesStats()
+        s = Search(p, w, c, binding=binding, stats=st, first_run=10**6, meet=True)
+        assert s.run(None)
+        value, chosen = s.result()
+        optimum = brute_force(w.tolist(), p.tolist(), c)[0] if n <= 9 else meet_in_the_middle(w.tolist(), p.tolist(), c)
+        check(p, w, c, value, chosen, optimum)
+        assert n + 0 in chosen.tolist(), "the free item is always taken"
+        items = np.flatnonzero((w > 0) & (w <= c) & (p > 0))
+        planned = mitm.at_once(p[items], w[items], c)
+        if planned:
+            assert s.engine is None and "meet-in-the-middle" in st.extras and st.core == 0, kind
+        else:
+            assert s.engine is not None, kind
+        if n <= mitm.DIRECT_ITEMS:
+            assert planned, kind
+
+
+def test_at_once_follows_the_engines_projection():
+    rng = np.random.default_rng(0)
+    m = 40
+    w = rng.integers(2**49, 2**50, m)
+    c = int(w.sum()) // 2
+    assert mitm.at_once(w, w, c), "ties: every subset sum"
+    assert mitm.at_once(w + rng.integers(0, 2**20, m), w, c), "near ties: bounds bite only at a near-full knapsack"
+    assert not mitm.at_once(rng.integers(2**49, 2**50, m), w, c), "random values: bounds fix items early"
+    small = rng.integers(1, 1000, m)
+    assert not mitm.at_once(small, small, int(small.sum()) // 2), "small weights: few distinct subset sums"
+    assert not mitm.at_once(3 * small, 2 * small, int(small.sum()) // 2), "ties of another ratio, small weights"
+    assert mitm.at_once(3 * w, 2 * w, c), "ties of another ratio, huge weights"
+    tiny = rng.integers(1, 1000, mitm.DIRECT_ITEMS)
+    assert mitm.at_once(tiny, tiny, 100), "few items: always"
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_lower_bound_and_values_past_int64(binding):
+    rng = np.random.default_rng(3)
+    w = rng.integers(2**49, 2**50, 18)
+    c = int(w.sum()) // 2
+    best = meet_in_the_middle(w.tolist(), w.tolist(), c)
+    assert solve_items(w, w, c, lower=best, binding=binding, meet=True) == (best, None)
+    value, chosen = solve_items(w, w, c, lower=best - 1, binding=binding, meet=True)
+    check(w, w, c, value, chosen, best)
+    # sums past 2**62: no meet in the middle at once (its lists are int64), the engine's Python integers instead
+    big = np.array([2**62 - 5, 2**62 - 7, 2**61, 3, 5], dtype=np.int64)
+    st = StatesStats()
+    value, chosen = solve_items(big, big, 2**62, stats=st, binding=binding, meet=True)
+    check(big, big, 2**62, value, chosen, brute_force(big.tolist(), big.tolist(), 2**62)[0])
+    assert "meet-in-the-middle" not in st.extras
+
+
+def test_a_memory_limit_too_small_for_the_lists_leaves_it_to_the_engine():
+    rng = np.random.default_rng(4)
+    w = rng.integers(2**49, 2**50, 28)
+    c = int(w.sum()) // 2
+    need = (mitm.half_size(28) + 2) * mitm.BYTES_PER_STATE
+    for limit, planned in ((need + 10**6, True), (need // 2, False)):
+        st = StatesStats()
+        meter = Meter(limit, torch.device("cpu"))
+        try:
+            value, chosen = solve_items(w, w, c, stats=st, meter=meter, meet=True)
+        except knapsack_gpu.states.StatesOverflow:
+            assert not planned  # the engine's list outgrew the limit: it says so, never a wrong answer
+            continue
+        check(w, w, c, value, chosen, meet_in_the_middle(w.tolist(), w.tolist(), c))
+        assert (st.core == 0) == planned
+        assert meter.peak <= limit
+
+
+def test_solve_plans_it_and_strategy_states_keeps_the_engine():
+    rng = np.random.default_rng(6)
+    for family in ("uncorrelated", "strongly", "subset-sum", "zeros"):
+        w, v, c = generate.FAMILIES[family](rng, 14, 1000)
+        best = brute_force(w.tolist(), v.tolist(), c)[0]
+        auto = knapsack_gpu.solve(w, v, c, device="cpu")
+        forced = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
+        for sol in (auto, forced):
+            assert sol.value == best and sol.weight <= c
+            assert sum(int(v[i]) for i in sol.indices) == best
+        assert "meet-in-the-middle" in auto.stats["extras"] and auto.stats["core"] == 0, family
+        assert forced.stats["core"] > 0 or forced.stats["state_updates"] == 0, family
+
+
+def test_it_does_not_claim_the_engines_kernels_are_loaded(monkeypatch):
+    """jit.ready tells callers who must not wait for a compile (the torch.compile plug-in) that the engine's kernels
+    are loaded; a meet in the middle loads only its own, so it must not say so."""
+    from knapsack_gpu import jit
+
+    monkeypatch.setattr(jit, "_ready", set())
+    w = np.random.default_rng(7).integers(2**49, 2**50, 10)
+    s = Search(w, w, int(w.sum()) // 2, binding="compiled", meet=True)
+    assert s.engine is None and s.result()[1] is not None
+    assert not jit.ready("i")
