@@ -28,7 +28,8 @@ def test_the_contender_is_the_brute_force_optimum(n):
 
 def test_it_compares_ours_with_the_contender_and_writes_rows(tmp_path, capsys):
     out = tmp_path / "few.json"
-    rows = few_items.main(["--sizes", "12,16", "--repeats", "1", "--out", str(out)])
-    assert [(r["n"], r["values"]) for r in rows] == [(n, v) for n in (12, 16) for v in ("subset-sum", "random")]
+    rows = few_items.main(["--sizes", "12,16", "--seeds", "0,1", "--repeats", "1", "--out", str(out)])
+    want = [(n, v, s) for n in (12, 16) for v in few_items.KINDS for s in (0, 1)]
+    assert [(r["n"], r["values"], r["seed"]) for r in rows] == want
     assert all(r["ours_s"] > 0 and r["mitm_s"] > 0 for r in rows)
     assert json.loads(out.read_text())["rows"] == rows and "ours/MITM" in capsys.readouterr().out
