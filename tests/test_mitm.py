@@ -93,6 +93,8 @@ def test_at_once_follows_the_engines_projection():
     small = rng.integers(1, 1000, m)
     assert not mitm.at_once(small, small, int(small.sum()) // 2), "small weights: few distinct subset sums"
     assert not mitm.at_once(3 * small, 2 * small, int(small.sum()) // 2), "ties of another ratio, small weights"
+    assert not mitm.at_once(3 * small, small, np.int64(small.sum() // 2)), "a numpy capacity"
+    assert Search(3 * small, small, np.int64(small.sum() // 2), meet=True).engine is not None
     assert mitm.at_once(3 * w, 2 * w, c), "ties of another ratio, huge weights"
     tiny = rng.integers(1, 1000, mitm.DIRECT_ITEMS)
     assert mitm.at_once(tiny, tiny, 100), "few items: always"
@@ -115,22 +117,28 @@ def test_lower_bound_and_values_past_int64(binding):
     assert "meet-in-the-middle" not in st.extras
 
 
-def test_a_memory_limit_too_small_for_the_lists_leaves_it_to_the_engine():
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_memory_limit_too_small_for_the_lists_leaves_it_to_the_engine(binding):
+    """The lists are metered in both bindings (numpy's merges at their peak too), and a limit that cannot hold them
+    leaves the instance to the engine."""
     rng = np.random.default_rng(4)
     w = rng.integers(2**49, 2**50, 28)
     c = int(w.sum()) // 2
-    need = (mitm.half_size(28) + 2) * mitm.BYTES_PER_STATE
-    for limit, planned in ((need + 10**6, True), (need // 2, False)):
+    per_state = mitm.BYTES_PER_STATE if binding == "compiled" else mitm.BYTES_PER_STATE_NUMPY
+    need = (mitm.half_size(28) + 2) * per_state
+    for limit, planned in ((need, True), (need - 1, False)):
         st = StatesStats()
         meter = Meter(limit, torch.device("cpu"))
         try:
-            value, chosen = solve_items(w, w, c, stats=st, meter=meter, meet=True)
+            value, chosen = solve_items(w, w, np.int64(c), stats=st, meter=meter, binding=binding, meet=True)
         except knapsack_gpu.states.StatesOverflow:
             assert not planned  # the engine's list outgrew the limit: it says so, never a wrong answer
             continue
         check(w, w, c, value, chosen, meet_in_the_middle(w.tolist(), w.tolist(), c))
         assert (st.core == 0) == planned
-        assert meter.peak <= limit
+        assert 0 < meter.peak <= limit
+        if planned:
+            assert meter.peak > need // 2, "the lists' bytes are counted"
 
 
 def test_solve_plans_it_and_strategy_states_keeps_the_engine():

@@ -63,8 +63,8 @@ class Search:
             binding runs the search and no device or progress takes part; a search that does not end there goes on
             from where it stopped. None: the set-up only.
         meet: a meet in the middle over every item takes the place of the search where it pays at once
-            (:func:`.mitm.at_once`: few items, or efficiencies that all tie; the planner's choice); the search's own
-            handover to one over its open items (:meth:`run`) happens either way.
+            (:func:`.mitm.at_once`: few items, or efficiencies that (nearly) tie; the planner's choice); the
+            search's own handover to one over its open items (:meth:`run`) happens either way.
     """
 
     def __init__(
@@ -156,14 +156,15 @@ class Search:
 
     def _meet(self, B, p, w, c: int, meter) -> bool:
         """A meet in the middle over every item before any search, where :func:`.mitm.at_once` says it pays
-        (few items, or efficiencies that all tie) and fits: True where it solved the instance."""
-        its = B.items(p, w, min(int(c), 2**62), True)
+        (few items, or efficiencies that (nearly) tie) and fits: True where it solved the instance."""
+        c = int(c)  # (a numpy integer too: at_once counts in Python integers)
+        its = B.items(p, w, min(c, 2**62), True)
         items, free, TS, TW, zero_value, heavy, big = its
         cap = c - int(TW[1])
         if big or not items.size or int(TW[0]) <= cap:  # (sums past int64, or nothing to search: the usual path)
             return False
         ps, ws = p[items], w[items]
-        if not (mitm.at_once(ps, ws, cap) and mitm.fits(meter, items.size)):
+        if not (mitm.at_once(ps, ws, cap) and mitm.fits(meter, items.size, B.compiled)):
             return False
         self.free, self.items, self.zero_value, self.heavy = free, items, zero_value, heavy
         self.pf, self.total = int(TS[1]), int(TS[0])
@@ -238,7 +239,7 @@ class Search:
                 if budget is not None and budget <= look:
                     return False
             m = int(eng.open_items()[0].size)
-            fits = mitm.fits(eng.meter, m)
+            fits = mitm.fits(eng.meter, m, mitm.host(eng).compiled)
             self.mitm_switch = eng.stats.state_updates + int(mitm.SWITCH_SHARE * mitm.updates(m)) if fits else -1
         switch = self.mitm_switch
         if switch is not None and switch >= 0 and (budget is None or budget > switch):

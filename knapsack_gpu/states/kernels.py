@@ -1851,6 +1851,7 @@ def half_states(L, IR, items, p, w):
     state's bits say which of ``items`` it holds (bit t: items[t])."""
     for t in range(items.shape[0]):
         i = items[t]
+        room_for(L, IR, 2 * IR[SIZE])  # (the caller checked the room: this counts the list's bytes, as a step does)
         IR[UPDATES] += 2 * IR[SIZE]
         L, k, feasible = merge(L, IR, p[i], w[i], np.int64(1), np.int64(1) << np.int64(t))
         IR[SIZE] = feasible  # heavier states only get heavier

@@ -17,13 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels as K
-from . import modes
+from . import lists, modes
 
 # The most open items a meet in the middle takes: two lists of 2**23 states (~0.75 GiB at its peak).
 MAX_ITEMS = 46
-# Bytes a meet in the middle holds a state of its larger half: two lists, each of two rows of buffers (the list, and
-# the one its next merge writes) sized at once for its last merge.
+# Bytes a meet in the middle holds a state of its larger half: compiled, two lists, each of two rows of buffers (the
+# list, and the one its next merge writes) sized at once for its last merge; interpreted, the first list and numpy's
+# merge of the second at its peak.
 BYTES_PER_STATE = 4 * K.BYTES_PER_CANDIDATE
+BYTES_PER_STATE_NUMPY = K.BYTES_PER_CANDIDATE + lists.BYTES_PER_CANDIDATE
 # Where the meet in the middle does not run at once, the engine hands over once it has done this share of the state
 # updates the meet in the middle would do: searches it ends in time end within a few thousand updates, and one that
 # goes on costs a third more (values near ties of 31 and 35 items, weights near 2**50: 4.5 and 15 ms with a third,
@@ -50,11 +52,12 @@ def updates(m: int) -> int:
     return 2 * (half_size(m) + (1 << (m // 2)))
 
 
-def fits(meter, m: int) -> bool:
-    """Whether a meet in the middle over m open items fits the item limit and what the memory ``meter`` leaves."""
+def fits(meter, m: int, compiled: bool) -> bool:
+    """Whether a meet in the middle over m open items, in the compiled binding or numpy's, fits the item limit and
+    what the memory ``meter`` leaves."""
     if m > MAX_ITEMS:
         return False
-    need = (half_size(m) + 2) * BYTES_PER_STATE
+    need = (half_size(m) + 2) * (BYTES_PER_STATE if compiled else BYTES_PER_STATE_NUMPY)
     return meter is None or need <= meter.limit - meter.current
 
 
@@ -76,7 +79,7 @@ def at_once(p: np.ndarray, w: np.ndarray, c: int) -> bool:
     pl, wl = p.tolist(), w.tolist()
     sp, sw = sum(pl), sum(wl)
     spread = sum(abs(a * sw - b * sp) for a, b in zip(pl, wl, strict=True))  # E sum(w), in Python integers
-    s = min(1 << m, min(c, sw) + 1)
+    s = min(1 << m, min(int(c), sw) + 1)
     if spread:
         s = min(s, sp * sw // (2 * spread))
     return updates(m) <= 2 * s * max(1, m - s.bit_length() + 1)
@@ -105,9 +108,15 @@ def best(B, p: np.ndarray, w: np.ndarray, items: np.ndarray, cap: int, stats, me
     value, chosen = B.meet(R, IRS, items, p, w, cap)
     a, b = IRS.tolist()
     stats.add_run(a[K.UPDATES] + b[K.UPDATES], 0, max(a[K.SIZE], b[K.SIZE]))
-    if meter is not None:  # (both lists are alive when they pair)
-        meter.note_peak(a[K.LIST_BYTES] + b[K.LIST_BYTES])
+    if meter is not None:  # compiled: both lists' rows are alive; numpy's: the first list, and the second's merges
+        kept = a[K.LIST_BYTES] if B.compiled else a[K.SIZE] * K.BYTES_PER_CANDIDATE
+        meter.note_peak(max(a[K.LIST_BYTES], kept + b[K.LIST_BYTES]))
     return value, chosen
+
+
+def host(eng):
+    """The host binding a meet in the middle runs in for the engine ``eng`` (its lists are built on the host)."""
+    return modes.host(eng.host_binding, eng.p)
 
 
 def solve(eng):
@@ -120,7 +129,7 @@ def solve(eng):
     cap = eng.c - (sum(w[fixed_in].tolist()) if fixed_in.size else 0)
     if cap < 0:
         return None
-    value, chosen = best(modes.host(eng.host_binding, p), p, w, items, cap, eng.stats, eng.meter)
+    value, chosen = best(host(eng), p, w, items, cap, eng.stats, eng.meter)
     if base_p + value <= eng.z:
         return None
     return base_p + eng.num(value), np.sort(np.concatenate([fixed_in, chosen]))
