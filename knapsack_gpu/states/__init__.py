@@ -163,17 +163,18 @@ class Search:
         cap = c - int(TW[1])
         if big or not items.size or int(TW[0]) <= cap:  # (sums past int64, or nothing to search: the usual path)
             return False
-        ps, ws = p[items], w[items]
-        if not (mitm.at_once(ps, ws, cap) and mitm.fits(meter, items.size, B.compiled)):
+        few = items.size <= mitm.DIRECT_ITEMS  # (at_once looks at the items only past that)
+        if not (few or mitm.at_once(p[items], w[items], cap)) or not mitm.fits(meter, items.size, B.compiled):
             return False
         self.free, self.items, self.zero_value, self.heavy = free, items, zero_value, heavy
         self.pf, self.total = int(TS[1]), int(TS[0])
         self.engine, self.mitm_switch = None, None
         self.stats.binding = B.name
-        value, chosen = mitm.best(B, ps, ws, np.arange(items.size), cap, self.stats, meter)
+        value, chosen = mitm.best(B, p, w, items, cap, self.stats, meter)  # (instance indices, ascending)
         # (not jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
         self.proved = int(value)
-        self.value, self.chosen = self.pf + self.proved, self._indices(chosen)
+        self.value = self.pf + self.proved
+        self.chosen = np.sort(np.concatenate([free, chosen])) if free.size else chosen
         if "meet-in-the-middle" not in self.stats.extras:  # (a caller's stats may have it)
             self.stats.extras.append("meet-in-the-middle")
         return True
