@@ -174,7 +174,7 @@ class Search:
         # (not jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
         self.proved = int(value)
         self.value = self.pf + self.proved
-        self.chosen = np.sort(np.concatenate([free, chosen])) if free.size else chosen
+        self.chosen = self._with_free(chosen)
         if "meet-in-the-middle" not in self.stats.extras:  # (a caller's stats may have it)
             self.stats.extras.append("meet-in-the-middle")
         return True
@@ -270,7 +270,11 @@ class Search:
     def _indices(self, chosen: np.ndarray | None) -> np.ndarray:
         """Ascending instance indices of the free items and of ``chosen`` (ascending indices into the items; None:
         all of them): both lists ascend already, so only free items call for a merge."""
-        picked = self.items if chosen is None else self.items[chosen]
+        return self._with_free(self.items if chosen is None else self.items[chosen])
+
+    def _with_free(self, picked: np.ndarray) -> np.ndarray:
+        """Ascending instance indices of the free items and of ``picked`` (ascending instance indices): only free
+        items call for a merge."""
         return np.sort(np.concatenate([self.free, picked])) if self.free.size else picked
 
     def projected_updates(self) -> int:
