@@ -72,10 +72,13 @@ def test_search_meets_at_once_where_the_planner_says(binding, n):
         optimum = brute_force(w.tolist(), p.tolist(), c)[0] if n <= 9 else meet_in_the_middle(w.tolist(), p.tolist(), c)
         check(p, w, c, value, chosen, optimum)
         assert n + 0 in chosen.tolist(), "the free item is always taken"
+        if s.totals is not None:  # (the one call at once over few items sums its solution too)
+            assert s.totals == (sum(int(w[i]) for i in chosen), value)
         items = np.flatnonzero((w > 0) & (w <= c) & (p > 0))
         planned = mitm.at_once(p[items], w[items], c)
         if planned:
             assert s.engine is None and "meet-in-the-middle" in st.extras and st.core == 0, kind
+            assert s.totals is not None or p.size > mitm.DIRECT_ITEMS, "few items: one call, summed there"
         else:
             assert s.engine is not None, kind
         if n <= mitm.DIRECT_ITEMS:
@@ -151,6 +154,7 @@ def test_solve_plans_it_and_strategy_states_keeps_the_engine():
         for sol in (auto, forced):
             assert sol.value == best and sol.weight <= c
             assert sum(int(v[i]) for i in sol.indices) == best
+            assert sol.weight == sum(int(w[i]) for i in sol.indices)
         assert "meet-in-the-middle" in auto.stats["extras"] and auto.stats["core"] == 0, family
         assert forced.stats["core"] > 0 or forced.stats["state_updates"] == 0, family
 

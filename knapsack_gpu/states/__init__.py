@@ -158,23 +158,33 @@ class Search:
         """A meet in the middle over every item before any search, where :func:`.mitm.at_once` says it pays
         (few items, or efficiencies that (nearly) tie) and fits: True where it solved the instance."""
         c = int(c)  # (a numpy integer too: at_once counts in Python integers)
-        its = B.items(p, w, min(c, 2**62), True)
-        items, free, TS, TW, zero_value, heavy, big = its
-        cap = c - int(TW[1])
-        if big or not items.size or int(TW[0]) <= cap:  # (sums past int64, or nothing to search: the usual path)
-            return False
-        few = items.size <= mitm.DIRECT_ITEMS  # (at_once looks at the items only past that)
-        if not (few or mitm.at_once(p[items], w[items], cap)) or not mitm.fits(meter, items.size, B.compiled):
-            return False
+        n = p.shape[0]
+        if n <= mitm.DIRECT_ITEMS and c < 2**62 and mitm.fits(meter, n, B.compiled):
+            # few items: at once whatever they are, from the instance to its answer (and its totals) in one call
+            got = mitm.whole(B, p, w, c, self.stats, meter)
+            ran, value, weight, chosen, items, free, pf, total, zero_value, heavy = got
+            if not ran:  # (sums past int64, or nothing to search: the usual path)
+                return False
+            self.totals = int(weight), int(pf) + int(value)
+        else:
+            items, free, TS, TW, zero_value, heavy, big = B.items(p, w, min(c, 2**62), True)
+            cap = c - int(TW[1])
+            if big or not items.size or int(TW[0]) <= cap:
+                return False
+            few = items.size <= mitm.DIRECT_ITEMS  # (at_once looks at the items only past that)
+            if not (few or mitm.at_once(p[items], w[items], cap)) or not mitm.fits(meter, items.size, B.compiled):
+                return False
+            value, chosen = mitm.best(B, p, w, items, cap, self.stats, meter)  # (instance indices, ascending)
+            self.free, pf, total = free, TS[1], TS[0]
+            chosen = self._with_free(chosen)
         self.free, self.items, self.zero_value, self.heavy = free, items, zero_value, heavy
-        self.pf, self.total = int(TS[1]), int(TS[0])
+        self.pf, self.total = int(pf), int(total)
         self.engine, self.mitm_switch = None, None
         self.stats.binding = B.name
-        value, chosen = mitm.best(B, p, w, items, cap, self.stats, meter)  # (instance indices, ascending)
         # (not jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
         self.proved = int(value)
         self.value = self.pf + self.proved
-        self.chosen = self._with_free(chosen)
+        self.chosen = chosen
         if "meet-in-the-middle" not in self.stats.extras:  # (a caller's stats may have it)
             self.stats.extras.append("meet-in-the-middle")
         return True

@@ -1863,8 +1863,9 @@ def meet(R, IRS, items, p, w, cap):
     capacity ``cap`` >= 0, in one call: the items alternate by weight into two halves (of nearly equal total
     weight: fewest states), each half's undominated subset sums grow from the list of the empty subset in R (rows
     0-5: the first half's list as the binding lays it out, 6-11 the second's; one array crosses into compiled code
-    instead of twelve) with registers IRS[0] and IRS[1] (:func:`half_states`), and :func:`combine` pairs them.
-    Returns (the best value, its items ascending)."""
+    instead of twelve) with registers IRS[0] and IRS[1] (:func:`half_states`; their capacity is set here), and
+    :func:`combine` pairs them. Returns (the best value, its weight, its items ascending)."""
+    IRS[0, C], IRS[1, C] = cap, cap
     order = items[np.argsort(w[items], kind="mergesort")]
     halves = (order[0::2], order[1::2])
     LA = half_states((R[0], R[1], R[2], R[3], R[4], R[5]), IRS[0], halves[0], p, w)
@@ -1878,7 +1879,25 @@ def meet(R, IRS, items, p, w, cap):
             if (bits >> t) & 1:
                 chosen[k] = half[t]
                 k += 1
-    return value, np.sort(chosen[:k])
+    return value, LA[0][a] + LB[0][b], np.sort(chosen[:k])
+
+
+def meet_instance(R, IRS, p, w, c):
+    """:func:`meet` over every item of an instance a search takes (:func:`items`: whole-number values; c < 2**62),
+    from the instance to its answer in one call (the planner's meet in the middle at once over a few items: no
+    Python between them). R as for :func:`meet`, with room for the larger half of all n items. Returns (whether it
+    ran: not where a total reaches 2**62, no item is left or every item fits; then the value, weight and selection
+    are placeholders), the items' best value, the solution's weight, its instance indices ascending (the free items
+    taken), the items, the free items, the free items' value total, the items' value total, whether any item is
+    worth nothing and whether any is heavier than c."""
+    its, free, TS, TW, zero_value, heavy, big = items(p, w, c, True)
+    cap = c - TW[1]
+    if big or its.shape[0] == 0 or TW[0] <= cap:
+        return False, TS[0], TW[0], free, its, free, TS[1], TS[0], zero_value, heavy
+    value, weight, chosen = meet(R, IRS, its, p, w, cap)
+    if free.shape[0]:  # (both ascend: a merge)
+        chosen = np.sort(np.concatenate((free, chosen)))
+    return True, value, weight + TW[1], chosen, its, free, TS[1], TS[0], zero_value, heavy
 
 
 def combine_c(WA, PA, WB, PB, c):

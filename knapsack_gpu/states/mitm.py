@@ -94,24 +94,45 @@ def best(B, p: np.ndarray, w: np.ndarray, items: np.ndarray, cap: int, stats, me
     """The most valuable subset of ``items`` (indices into p, w) of weight <= ``cap`` >= 0: (its value, its
     items, ascending), by :func:`.kernels.meet` in host binding B (compiled, or numpy; Python integers where p is
     an object array). The state updates go to ``stats``, the lists' bytes to ``meter``."""
-    IRS = _REGISTERS.astype(object if p.dtype == object else np.int64)  # (a copy: cheaper than setting three)
-    IRS[:, K.C] = cap
-    if B.compiled:
-        # the rows sized at once for a half's last merge (2 x its states and a guard): rows that grow cost fresh
-        # pages a merge, 3-4x the merge's own time on these lists
-        size = half_size(items.size) + 2
-        R = np.empty((12, size), dtype=np.int64)
-        R[:, 0] = 0
-        IRS[:, K.LIST_BYTES] = 2 * size * K.BYTES_PER_CANDIDATE
-    else:  # (numpy's merge makes new arrays: the twelve may share three)
-        R = (np.zeros(1, dtype=w.dtype), np.zeros(1, dtype=p.dtype), np.zeros(1, dtype=np.int64)) * 4
-    value, chosen = B.meet(R, IRS, items, p, w, cap)
+    R, IRS = _lists(B, p, w, items.size)
+    value, _, chosen = B.meet(R, IRS, items, p, w, cap)
+    _count(B, IRS, stats, meter)
+    return value, chosen
+
+
+def whole(B, p: np.ndarray, w: np.ndarray, c: int, stats, meter) -> tuple:
+    """:func:`best` over every item of an instance a search takes (whole-number values, at most MAX_ITEMS of them
+    and fits() for them all; c < 2**62), in one call (:func:`.kernels.meet_instance`: its tuple; where it ran,
+    its state updates go to ``stats`` and its bytes to ``meter``)."""
+    R, IRS = _lists(B, p, w, p.shape[0])
+    got = B.meet_instance(R, IRS, p, w, c)
+    if got[0]:
+        _count(B, IRS, stats, meter)
+    return got
+
+
+def _lists(B, p: np.ndarray, w: np.ndarray, m: int) -> tuple:
+    """(R, IRS) for :func:`.kernels.meet` over m items in binding B: compiled, twelve rows sized at once for a
+    half's last merge (2 x its states and a guard: rows that grow cost fresh pages a merge, 3-4x the merge's own
+    time on these lists); numpy's merge makes new arrays, so its twelve may share three of one state."""
+    IRS = _REGISTERS.astype(object if p.dtype == object else np.int64)  # (a copy: cheaper than setting two)
+    if not B.compiled:
+        return (np.zeros(1, dtype=w.dtype), np.zeros(1, dtype=p.dtype), np.zeros(1, dtype=np.int64)) * 4, IRS
+    size = half_size(m) + 2
+    R = np.empty((12, size), dtype=np.int64)
+    R[:, 0] = 0
+    IRS[:, K.LIST_BYTES] = 2 * size * K.BYTES_PER_CANDIDATE
+    return R, IRS
+
+
+def _count(B, IRS, stats, meter) -> None:
+    """A meet's state updates and peak list to ``stats``, its bytes to ``meter`` (compiled: both lists' rows are
+    alive; numpy's: the first list, and the second's merges)."""
     a, b = IRS.tolist()
-    stats.add_run(a[K.UPDATES] + b[K.UPDATES], 0, max(a[K.SIZE], b[K.SIZE]))
-    if meter is not None:  # compiled: both lists' rows are alive; numpy's: the first list, and the second's merges
+    stats.add_run(a[K.UPDATES] + b[K.UPDATES], 0, a[K.SIZE] if a[K.SIZE] > b[K.SIZE] else b[K.SIZE])
+    if meter is not None:
         kept = a[K.LIST_BYTES] if B.compiled else a[K.SIZE] * K.BYTES_PER_CANDIDATE
         meter.note_peak(max(a[K.LIST_BYTES], kept + b[K.LIST_BYTES]))
-    return value, chosen
 
 
 def host(eng):

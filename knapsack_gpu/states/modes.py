@@ -160,6 +160,7 @@ def warm(kind: str) -> None:
     if kind == "i":
         B.surrogate_case(p, w, 12, np.arange(8), np.array([8, 9]), 1, 3, 30, 20)
         mitm.solve(eng)  # half_states, combine
+        Search(p, w, 12, binding="compiled", meet=True)  # meet_instance
         B.selection_sums(w, p, np.array([0, 2], dtype=np.int64))
         B.items_valid(w, p)
     B.float_items_valid(w, p.astype(np.float64))
