@@ -169,3 +169,19 @@ def test_it_does_not_claim_the_engines_kernels_are_loaded(monkeypatch):
     s = Search(w, w, int(w.sum()) // 2, binding="compiled", meet=True)
     assert s.engine is None and s.result()[1] is not None
     assert not jit.ready("i")
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_few_items_where_no_search_is_needed(binding):
+    """The one call over a few items also answers where every item fits, none is left, or the capacity is below 0
+    (a sub-search's), as the usual path does: no meet in the middle is claimed, and its totals are the selection's."""
+    p = np.array([3, 4, 0, 5], dtype=np.int64)
+    w = np.array([2, 0, 1, 9], dtype=np.int64)  # a free item, a worthless one, one too heavy at c = 3
+    for c, value, chosen in ((3, 7, [0, 1]), (0, 4, [1]), (-1, 0, []), (20, 12, [0, 1, 3])):
+        st = StatesStats()
+        s = Search(p, w, c, binding=binding, stats=st, meet=True)
+        assert s.run(None) and s.engine is None
+        got, sel = s.result()
+        assert (got, sel.tolist()) == (value, chosen), c
+        assert "meet-in-the-middle" not in st.extras and st.state_updates == 0
+        assert s.totals is None or s.totals == (sum(int(w[i]) for i in chosen), value)

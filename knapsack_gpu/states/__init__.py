@@ -156,20 +156,23 @@ class Search:
 
     def _meet(self, B, p, w, c: int, meter) -> bool:
         """A meet in the middle over every item before any search, where :func:`.mitm.at_once` says it pays
-        (few items, or efficiencies that (nearly) tie) and fits: True where it solved the instance."""
+        (few items, or efficiencies that (nearly) tie) and fits: True where it solved the instance (over a few
+        items, also where no search is needed: every item fits, or none is left)."""
         c = int(c)  # (a numpy integer too: at_once counts in Python integers)
         n = p.shape[0]
+        met = True
         if n <= mitm.DIRECT_ITEMS and c < 2**62 and mitm.fits(meter, n, B.compiled):
             # few items: at once whatever they are, from the instance to its answer (and its totals) in one call
             got = mitm.whole(B, p, w, c, self.stats, meter)
-            ran, value, weight, chosen, items, free, pf, total, zero_value, heavy = got
-            if not ran:  # (sums past int64, or nothing to search: the usual path)
+            code, value, weight, chosen, items, free, pf, total, zero_value, heavy = got
+            if code == 0:  # (sums past int64: the engine's exact fallback)
                 return False
+            met = code == 2
             self.totals = int(weight), int(pf) + int(value)
         else:
             items, free, TS, TW, zero_value, heavy, big = B.items(p, w, min(c, 2**62), True)
             cap = c - int(TW[1])
-            if big or not items.size or int(TW[0]) <= cap:
+            if big or not items.size or int(TW[0]) <= cap:  # (sums past int64, or nothing to search: the usual path)
                 return False
             few = items.size <= mitm.DIRECT_ITEMS  # (at_once looks at the items only past that)
             if not (few or mitm.at_once(p[items], w[items], cap)) or not mitm.fits(meter, items.size, B.compiled):
@@ -180,13 +183,14 @@ class Search:
         self.free, self.items, self.zero_value, self.heavy = free, items, zero_value, heavy
         self.pf, self.total = int(pf), int(total)
         self.engine, self.mitm_switch = None, None
-        self.stats.binding = B.name
-        # (not jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
-        self.proved = int(value)
-        self.value = self.pf + self.proved
+        self.value = self.pf + int(value)
         self.chosen = chosen
-        if "meet-in-the-middle" not in self.stats.extras:  # (a caller's stats may have it)
-            self.stats.extras.append("meet-in-the-middle")
+        if met:  # (as where every item fits on the usual path: no binding, no proved bound)
+            self.stats.binding = B.name
+            # (not jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
+            self.proved = int(value)
+            if "meet-in-the-middle" not in self.stats.extras:  # (a caller's stats may have it)
+                self.stats.extras.append("meet-in-the-middle")
         return True
 
     def _first_run(self, B, p, w, c: int, meter, budget: int, relax: bool, lower, upper, depth: int):

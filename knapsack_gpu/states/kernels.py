@@ -1863,9 +1863,13 @@ def meet(R, IRS, items, p, w, cap):
     capacity ``cap`` >= 0, in one call: the items alternate by weight into two halves (of nearly equal total
     weight: fewest states), each half's undominated subset sums grow from the list of the empty subset in R (rows
     0-5: the first half's list as the binding lays it out, 6-11 the second's; one array crosses into compiled code
-    instead of twelve) with registers IRS[0] and IRS[1] (:func:`half_states`; their capacity is set here), and
-    :func:`combine` pairs them. Returns (the best value, its weight, its items ascending)."""
-    IRS[0, C], IRS[1, C] = cap, cap
+    instead of twelve) with registers IRS[0] and IRS[1] (:func:`half_states`; their capacity and the bytes of the
+    rows are set here), and :func:`combine` pairs them. Returns (the best value, its weight, its items ascending)."""
+    for h in range(2):
+        IRS[h, C] = cap
+        IRS[h, LIST_BYTES] = 2 * R[0].shape[0] * BYTES_PER_CANDIDATE  # (a half's two rows of buffers)
+    for r in range(12):  # the empty subset: each row's first state
+        R[r][0] = 0
     order = items[np.argsort(w[items], kind="mergesort")]
     halves = (order[0::2], order[1::2])
     LA = half_states((R[0], R[1], R[2], R[3], R[4], R[5]), IRS[0], halves[0], p, w)
@@ -1885,19 +1889,23 @@ def meet(R, IRS, items, p, w, cap):
 def meet_instance(R, IRS, p, w, c):
     """:func:`meet` over every item of an instance a search takes (:func:`items`: whole-number values; c < 2**62),
     from the instance to its answer in one call (the planner's meet in the middle at once over a few items: no
-    Python between them). R as for :func:`meet`, with room for the larger half of all n items. Returns (whether it
-    ran: not where a total reaches 2**62, no item is left or every item fits; then the value, weight and selection
-    are placeholders), the items' best value, the solution's weight, its instance indices ascending (the free items
-    taken), the items, the free items, the free items' value total, the items' value total, whether any item is
-    worth nothing and whether any is heavier than c."""
+    Python between them). R as for :func:`meet`, with room for the larger half of all n items. Returns (0: a total
+    reaches 2**62, nothing is done and the next five are placeholders; 1: no search is needed, every item fits (or
+    there is none); 2: the meet in the middle ran), the items' best value, the solution's weight, its instance
+    indices ascending (the free items taken), the items, the free items, the free items' value total, the items'
+    value total, whether any item is worth nothing and whether any is heavier than c."""
     its, free, TS, TW, zero_value, heavy, big = items(p, w, c, True)
+    if big:
+        return 0, TS[0], TW[0], free, its, free, TS[1], TS[0], zero_value, heavy
     cap = c - TW[1]
-    if big or its.shape[0] == 0 or TW[0] <= cap:
-        return False, TS[0], TW[0], free, its, free, TS[1], TS[0], zero_value, heavy
-    value, weight, chosen = meet(R, IRS, its, p, w, cap)
+    if its.shape[0] == 0 or TW[0] <= cap:  # (no items: below 0 nothing fits, and none is one)
+        code, value, weight, chosen = 1, TS[0], TW[0], its
+    else:
+        code = 2
+        value, weight, chosen = meet(R, IRS, its, p, w, cap)
     if free.shape[0]:  # (both ascend: a merge)
         chosen = np.sort(np.concatenate((free, chosen)))
-    return True, value, weight + TW[1], chosen, its, free, TS[1], TS[0], zero_value, heavy
+    return code, value, weight + TW[1], chosen, its, free, TS[1], TS[0], zero_value, heavy
 
 
 def combine_c(WA, PA, WB, PB, c):

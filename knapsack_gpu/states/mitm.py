@@ -102,11 +102,11 @@ def best(B, p: np.ndarray, w: np.ndarray, items: np.ndarray, cap: int, stats, me
 
 def whole(B, p: np.ndarray, w: np.ndarray, c: int, stats, meter) -> tuple:
     """:func:`best` over every item of an instance a search takes (whole-number values, at most MAX_ITEMS of them
-    and fits() for them all; c < 2**62), in one call (:func:`.kernels.meet_instance`: its tuple; where it ran,
-    its state updates go to ``stats`` and its bytes to ``meter``)."""
+    and fits() for them all; c < 2**62), in one call (:func:`.kernels.meet_instance`: its tuple; where the meet
+    ran, its state updates go to ``stats`` and its bytes to ``meter``)."""
     R, IRS = _lists(B, p, w, p.shape[0])
     got = B.meet_instance(R, IRS, p, w, c)
-    if got[0]:
+    if got[0] == 2:
         _count(B, IRS, stats, meter)
     return got
 
@@ -118,11 +118,7 @@ def _lists(B, p: np.ndarray, w: np.ndarray, m: int) -> tuple:
     IRS = _REGISTERS.astype(object if p.dtype == object else np.int64)  # (a copy: cheaper than setting two)
     if not B.compiled:
         return (np.zeros(1, dtype=w.dtype), np.zeros(1, dtype=p.dtype), np.zeros(1, dtype=np.int64)) * 4, IRS
-    size = half_size(m) + 2
-    R = np.empty((12, size), dtype=np.int64)
-    R[:, 0] = 0
-    IRS[:, K.LIST_BYTES] = 2 * size * K.BYTES_PER_CANDIDATE
-    return R, IRS
+    return np.empty((12, half_size(m) + 2), dtype=np.int64), IRS
 
 
 def _count(B, IRS, stats, meter) -> None:
