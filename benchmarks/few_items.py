@@ -1,4 +1,4 @@
-"""Few items with huge weights: ours against a plain numpy meet in the middle, n = 20..40 items near 2**50.
+"""Few items with huge weights: ours against a plain numpy meet in the middle, n = 1..40 items near 2**50.
 
     python benchmarks/few_items.py                     # table + benchmarks/results/few_items.json
     python benchmarks/few_items.py --sizes 20,30 --repeats 3
@@ -101,7 +101,7 @@ def _row(n: int, values: str, seed: int, repeats: int) -> dict:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="8,12,16,20,24,26,28,30,32,36,40", help="item counts, comma-separated")
+    ap.add_argument("--sizes", default="1,2,4,6,8,12,16,20,24,26,28,30,32,36,40", help="item counts, comma-separated")
     ap.add_argument("--seeds", default="0,1,2", help="instances of each size and kind, comma-separated")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=str(HERE / "results" / "few_items.json"), help="'' to write nothing")
