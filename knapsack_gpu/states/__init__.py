@@ -52,8 +52,9 @@ class Search:
     """The exact optimum of max p.x subject to w.x <= c, x in {0, 1}, searched in steps.
 
     Args:
-        p: values (n,), int64 (exact) or float64; w: weights (n,), int64 (items with w <= 0 and p > 0 are taken
-            for free); c: the capacity (Python int; below 0 nothing fits).
+        p: values (n,), int64 (exact) or float64; w: weights (n,), int64, >= 0 from every caller (items with
+            w <= 0 and p > 0 are taken for free; a negative weight lends its room only to items of weight <= c,
+            those heavier are dropped first); c: the capacity (Python int; below 0 nothing fits).
         lower: only solutions worth more than this count (a value some other selection reaches).
         upper: a known upper bound on the optimum: the search stops once it is reached.
         device, device_states, meter, relax, stats, depth, progress, binding: as for :class:`.engine.Engine`.
