@@ -186,7 +186,7 @@ class Search:
         self.engine, self.mitm_switch = None, None
         self.value = self.pf + int(value)
         self.chosen = chosen
-        if met:  # (as where every item fits on the usual path: no binding, no proved bound)
+        if met:  # (else the stats stay as the usual path leaves them where every item fits: no binding, no bound)
             self.stats.binding = B.name
             # (not jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
             self.proved = int(value)
