@@ -40,6 +40,9 @@ The search (every step keeps the optimum):
    - if the lam = 0 choice (each group's k_j largest b, every light item with p > 0) fits r, Phi_k is its value;
    - else by a DP over noise weight x = 0..r: the light items' profile, then each group with "exactly k_j items"
      (a (k_j + 1) x (r + 1) table per group). Then r < sum a + sum w of that choice, so the profile is short.
+     Before it, the vector's (LB) at its best multiplier fixes every item whose flip would cost more than the bound's
+     lead over the value sought (:func:`fix_core`: Dembo-Hammer on the completion), so the DP runs over a few items a
+     group and the noise they leave (g = 14: 1e3-1e4 cells a completion instead of 1e8-1e9).
 5. The best vector's choice is traced back (one decision bit a cell), checked (weight <= C, value as claimed), and
    returned as item indices.
 
@@ -66,6 +69,10 @@ D = 64  # lam = t / D
 DP_LAMS = (0, 16, 32, 48, 56, 60, 64, 68, 72, 80, 96, 128, 256, 1024, 8192, 65536)
 LP_LAMS = np.r_[np.arange(0, 4 * D + 1), D * 2 ** np.arange(3, 13)]  # per vector: [0, 4] by 1/64, then 8 .. 4096
 T_MAX = int(max(max(DP_LAMS), LP_LAMS.max()))
+# A completion's first noise DP fixes items for choices within this much of its LP bound (Jooken: the bound is within
+# a few units of Phi_k, and the core it leaves is a few items a group); where Phi_k is further below, a second DP
+# fixes for the value the first one found.
+GUESS = 32
 SAFE = 1 << 62
 
 
@@ -94,7 +101,7 @@ class Groups:
 class GroupedStats:
     """What a solve did: the window width, the DP's stage sizes (distinct partial sums), the final sums in the
     window, vectors enumerated (and the steps their walks took) and completed (of which by the noise DP, over how
-    many cells), and the seconds each phase took."""
+    many cells, with how many items fixed by reduced costs), and the seconds each phase took."""
 
     window: int = 0
     rounds: int = 0
@@ -105,6 +112,7 @@ class GroupedStats:
     completions: int = 0
     noise_dps: int = 0
     noise_cells: int = 0
+    fixed: int = 0
     seconds: dict = field(default_factory=dict)
 
 
@@ -301,35 +309,46 @@ def solve(
     cum_a = [np.concatenate([[0], np.cumsum(x)]) for x in greedy_a]
     cum_b = [np.concatenate([[0], np.cumsum(np.sort(b)[::-1])]) for b in B]
     light_pos_w, light_pos_p = int(wl[pl > 0].sum()), int(pl[pl > 0].sum())
-    S = kern.small_profile(wl, pl, 0)
     cells = 0
     noise_limit = None  # limits.noise_cells, tightened by limits.noise_budget() before the first noise DP
 
-    def complete(K: int, vec: np.ndarray) -> tuple[int, str]:
-        """Phi_k(C - K) exactly ('slack': the lam = 0 choice fits; 'dp': the noise DP); NEG if nothing fits."""
-        nonlocal S, cells, noise_limit
+    def complete(K: int, vec: np.ndarray, t: int, ubd: int) -> tuple[int, str]:
+        """Phi_k(C - K) exactly where it beats the incumbent ('slack': the lam = 0 choice fits; 'dp': the noise DP
+        over the core left by fixing at multiplier t / D, whose bound is ubd / D); NEG if nothing fits."""
         r = C - K
         st.completions += 1
         sel_a = sum(int(ca[k]) for ca, k in zip(cum_a, vec, strict=True))
         if sel_a + light_pos_w <= r:
             return sum(int(cb[k]) for cb, k in zip(cum_b, vec, strict=True)) + light_pos_p, "slack"
+        need = None if best is None else (best + 1 - K) * D
+        if need is None or ubd - need > D * GUESS:
+            # a guess first: within GUESS of the bound. Every choice worth that keeps the fixings, so a core
+            # reaching it has Phi_k; one that does not still found a choice, and Phi_k is below the guess
+            value = noise_dp(K, vec, t, ubd, ubd - D * GUESS)
+            if value >= (ubd - D * GUESS + D - 1) // D:
+                return value, "dp"
+            if value > kern.NEG // 2:
+                need = max(need if need is not None else value * D, value * D)
+        return noise_dp(K, vec, t, ubd, need), "dp"
+
+    def noise_dp(K: int, vec: np.ndarray, t: int, ubd: int, need: int | None) -> int:
+        """The best choice of Phi_k(C - K) that keeps the fixings for need (:func:`fix_core`); NEG if none."""
+        nonlocal cells, noise_limit
+        core = fix_core(A, B, wl, pl, vec, C - K, t, ubd, need)
+        if core is None:  # the bound at t cannot reach need, or the items fixed in overfill r
+            return kern.NEG
         st.noise_dps += 1
-        cells += (r + 1) * (sum(int(k) * len(a) for a, k in zip(A, vec, strict=True)) + len(wl))
+        st.fixed += core.fixed
+        cells += core.cells()
         st.noise_cells = cells
         if noise_limit is None:
             tighter = limits.noise_budget() if limits.noise_budget is not None else None
             noise_limit = limits.noise_cells if tighter is None else min(limits.noise_cells, tighter)
         if cells > noise_limit:
             raise GroupedGiveUp(f"noise DP over {noise_limit} cells")
-        _room(limits, 8 * (r + 1) * (int(max(vec, default=0)) + 4), "a noise DP's tables")
+        _room(limits, 8 * (core.r + 1) * (int(max(core.ks, default=0)) + 4), "a noise DP's tables")
         check_time()
-        if r >= S.shape[0]:
-            S = kern.small_profile(wl, pl, r)
-        prof = S[: r + 1].copy()
-        for a, b, k in zip(A, B, vec, strict=True):
-            if k:
-                prof = kern.add_group(prof, a, b, int(k))
-        return int(prof[r]), "dp"
+        return core_value(core)
 
     best = None if lower is None else int(lower) - 1  # look for >= lower; the selection found is ours
     best_vec = None
@@ -381,19 +400,23 @@ def solve(
             check_time()
             if len(vecs) == 0:
                 return
-            lp = np.empty(len(vecs), np.int64)
+            ubd = np.empty(len(vecs), np.int64)  # D times the LP bound on Phi_k, at the grid's best multiplier
+            tl = np.empty(len(vecs), np.int64)  # that multiplier, times D
             for lo in range(0, len(vecs), 4096):  # LP bounds a chunk at a time: (grid x chunk) int64
                 part = vecs[lo : lo + 4096]
                 acc = LP_LAMS[:, None] * ri + light_lp[:, None]
                 for j, tab in enumerate(full):
                     acc = acc + tab[:, part[:, j]]
-                lp[lo : lo + len(part)] = Ki + acc.min(axis=0) // D
+                at = acc.argmin(axis=0)
+                ubd[lo : lo + len(part)] = acc[at, np.arange(len(part))]
+                tl[lo : lo + len(part)] = LP_LAMS[at]
+            lp = Ki + ubd // D
             for o in np.argsort(-lp, kind="stable"):
                 if best is not None and lp[o] <= best:
                     break
-                value, how = complete(Ki, vecs[o])
+                value, how = complete(Ki, vecs[o], int(tl[o]), int(ubd[o]))
                 if value > kern.NEG // 2 and (best is None or Ki + value > best):
-                    best, best_vec = Ki + value, (Ki, vecs[o].copy(), how)
+                    best, best_vec = Ki + value, (Ki, vecs[o].copy(), how, int(tl[o]), int(ubd[o]))
                 if st.completions % 64 == 0:
                     check_time()
 
@@ -416,30 +439,133 @@ def solve(
         W = 2 * W if best is None else max(2 * W, C - best + phi0 + 1)
 
     t0 = time.perf_counter()
-    Kb, vec, how = best_vec
-    chosen = []
+    Kb, vec, how, t, ubd = best_vec
     if how == "slack":
-        for m, b, k in zip(members, B, vec, strict=True):
-            chosen.append(m[np.argsort(-b, kind="stable")[: int(k)]])
+        chosen = [m[np.argsort(-b, kind="stable")[: int(k)]] for m, b, k in zip(members, B, vec, strict=True)]
         chosen.append(light[pl > 0])
-    else:
-        x = C - Kb
-        bits = (x // 64 + 1) * 8 * (max((len(m) for m in members), default=0) + len(wl))
-        _room(limits, 8 * (x + 1) * (G + 2 + int(max(vec, default=0))) + bits, "the trace of the noise DP")
-        prof_in = [kern.small_profile(wl, pl, x)]
-        for a, b, k in zip(A, B, vec, strict=True):
-            prof_in.append(kern.add_group(prof_in[-1], a, b, int(k)) if k else prof_in[-1])
-        for j in range(G - 1, -1, -1):
-            if vec[j]:
-                pos, x = kern.group_trace(prof_in[j], A[j], B[j], int(vec[j]), x)
-                chosen.append(members[j][pos])
-        chosen.append(light[kern.small_trace(wl, pl, int(C - Kb), x)])
+    else:  # the core again, fixed at the optimum itself (tighter than where it was found, before the incumbent)
+        chosen = _trace_core(fix_core(A, B, wl, pl, vec, C - Kb, t, ubd, (best - Kb) * D), members, light, limits)
     selected = np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, np.int64)
     value, weight = int(p[selected].sum()), int(w[selected].sum())
     if weight > C or value != best or len(np.unique(selected)) != len(selected):
         raise AssertionError(f"grouped: traced selection weight {weight} value {value}, expected <= {C} and {best}")
     st.seconds["trace"] = time.perf_counter() - t0
     return best, selected.tolist()
+
+
+@dataclass(frozen=True)
+class Core:
+    """What is left of Phi_k(r) once items are fixed by their reduced costs: per group (the solver's order) the
+    positions fixed in and the free ones with their noise (a, b) and the count ks still to choose among them; the
+    light items fixed in and the free ones; the noise weight r left for the free items and the value fixed in."""
+
+    fixed_in: list
+    free: list
+    a: list
+    b: list
+    ks: list
+    light_in: np.ndarray
+    light_free: np.ndarray
+    light_w: np.ndarray
+    light_p: np.ndarray
+    r: int
+    value: int
+    fixed: int  # items the reduced costs fixed (beyond what the vector decides)
+
+    def cells(self) -> int:
+        """The noise DP's cells: the light items' profile and each group's exactly-k table, over r + 1 weights."""
+        return (self.r + 1) * (sum(int(k) * len(a) for a, k in zip(self.a, self.ks, strict=True)) + len(self.light_w))
+
+
+def fix_core(A, B, wl, pl, vec, r: int, t: int, ubd: int, need: int | None) -> Core | None:
+    """Fix the items of Phi_k(r) whose reduced cost at lam = t / D rules them in or out of any choice worth need / D.
+
+    With d = D b - t a (D p - t w for light items), ubd = t r + sum_j (the k_j largest d of group j) + (the positive
+    light d) is D times the Lagrangian bound (LB) at t. A choice that leaves out an item among its group's k_j largest
+    d is bounded by ubd - (d - the (k_j + 1)-th largest), one that takes an item outside them by ubd - (the k_j-th
+    largest - d); a light item costs |d| against its sign. An item whose flip costs more than ubd - need is fixed
+    (need None: nothing is). Exact for any t: every choice worth need / D keeps every fixing. None where ubd < need
+    (no choice reaches it) or the items fixed in overfill r.
+    """
+    gap = None if need is None else ubd - need
+    if gap is not None and gap < 0:
+        return None
+    fixed_in, free, ks = [], [], []
+    fixed = 0
+    for a, b, k in zip(A, B, vec, strict=True):
+        k, m = int(k), len(a)
+        every = np.arange(m)
+        if gap is None or k == 0 or k == m:  # nothing to fix, or the vector decides every item
+            fixed_in.append(every if k == m else every[:0])
+            free.append(every[:0])
+            ks.append(0)
+            continue
+        d = D * b - t * a
+        order = np.argsort(-d, kind="stable")
+        top, rest = order[:k], order[k:]
+        lock_in = top[d[top] - d[order[k]] > gap]
+        lock_out = rest[d[order[k - 1]] - d[rest] > gap]
+        keep = np.ones(m, bool)
+        keep[lock_in] = keep[lock_out] = False
+        fixed_in.append(np.sort(lock_in))
+        free.append(every[keep])
+        ks.append(k - len(lock_in))
+        fixed += len(lock_in) + len(lock_out)
+    dl = D * pl - t * wl
+    every = np.arange(len(wl))
+    light_in = every[dl > gap] if gap is not None else every[:0]
+    light_free = every[np.abs(dl) <= gap] if gap is not None else every
+    fixed += len(wl) - len(light_free)
+    left = r - int(wl[light_in].sum()) - sum(int(a[i].sum()) for a, i in zip(A, fixed_in, strict=True))
+    if left < 0:
+        return None
+    value = int(pl[light_in].sum()) + sum(int(b[i].sum()) for b, i in zip(B, fixed_in, strict=True))
+    return Core(
+        fixed_in=fixed_in,
+        free=free,
+        a=[a[f] for a, f in zip(A, free, strict=True)],
+        b=[b[f] for b, f in zip(B, free, strict=True)],
+        ks=ks,
+        light_in=light_in,
+        light_free=light_free,
+        light_w=wl[light_free],
+        light_p=pl[light_free],
+        r=left,
+        value=value,
+        fixed=fixed,
+    )
+
+
+def core_value(core: Core) -> int:
+    """The best choice of a core (:func:`fix_core`) by its noise DP: the free light items' profile, then each group's
+    exactly-k table; NEG where none fits."""
+    from . import grouped_kernels as kern
+
+    prof = kern.small_profile(core.light_w, core.light_p, core.r)
+    for a, b, k in zip(core.a, core.b, core.ks, strict=True):
+        if k:
+            prof = kern.add_group(prof, a, b, int(k))
+    return core.value + int(prof[core.r]) if prof[core.r] > kern.NEG // 2 else kern.NEG
+
+
+def _trace_core(core: Core, members: list, light: np.ndarray, limits: Limits) -> list:
+    """The items of the best choice of a core (:func:`fix_core`): its noise DP again, one decision bit a cell, walked
+    back from r; with the items fixed in."""
+    from . import grouped_kernels as kern
+
+    x = core.r
+    bits = (x // 64 + 1) * 8 * (max((len(a) for a in core.a), default=0) + len(core.light_w))
+    _room(limits, 8 * (x + 1) * (len(core.a) + 2 + int(max(core.ks, default=0))) + bits, "the trace of the noise DP")
+    prof_in = [kern.small_profile(core.light_w, core.light_p, x)]
+    for a, b, k in zip(core.a, core.b, core.ks, strict=True):
+        prof_in.append(kern.add_group(prof_in[-1], a, b, int(k)) if k else prof_in[-1])
+    chosen = [m[i] for m, i in zip(members, core.fixed_in, strict=True)] + [light[core.light_in]]
+    for j in range(len(core.a) - 1, -1, -1):
+        if core.ks[j]:
+            pos, x = kern.group_trace(prof_in[j], core.a[j], core.b[j], int(core.ks[j]), x)
+            chosen.append(members[j][core.free[j][pos]])
+    chosen.append(light[core.light_free[kern.small_trace(core.light_w, core.light_p, core.r, x)]])
+    return chosen
 
 
 def _room(limits: Limits, nbytes: int, what: str) -> None:

@@ -62,6 +62,67 @@ def test_any_split_into_groups_is_exact_against_brute_force():
     assert min(paths.values()) >= 20, paths  # both ways of completing a vector ran
 
 
+def phi_brute(A, B, wl, pl, vec, r) -> int | None:
+    """Phi_k(r) by brute force: exactly vec[j] items of group j (noise a, value b), any light items (w, p)."""
+    from itertools import combinations
+
+    best = None
+    groups = [list(combinations(range(len(a)), int(k))) for a, k in zip(A, vec, strict=True)]
+
+    def walk(j, a_sum, b_sum):
+        nonlocal best
+        if j == len(A):
+            light, _ = brute_force(wl.tolist(), pl.tolist(), r - a_sum) if r - a_sum >= 0 else (None, None)
+            if light is not None and (best is None or b_sum + light > best):
+                best = b_sum + light
+            return
+        for pick in groups[j]:
+            walk(j + 1, a_sum + int(A[j][list(pick)].sum()), b_sum + int(B[j][list(pick)].sum()))
+
+    walk(0, 0, 0)
+    return best
+
+
+def test_fixing_by_reduced_costs_keeps_every_choice_worth_need():
+    """fix_core at any multiplier t: where Phi_k(r) reaches need / D, the core's noise DP gives Phi_k(r) exactly
+    (need at the optimum itself, one below, well below); where it does not, what the core gives is a real choice
+    worth less than need / D. Against brute force over every choice."""
+    from knapsack_gpu import grouped_kernels as kern
+
+    rng = np.random.default_rng(11)
+    D = grouped.D
+    tried = {"fixed some": 0, "exact at need": 0, "below need": 0}
+    for _ in range(300):
+        G = int(rng.integers(1, 4))
+        A = [rng.integers(0, 12, int(rng.integers(1, 6))) for _ in range(G)]
+        B = [a + rng.integers(-6, 7, a.size) for a in A]  # b near a: Jooken's noise, tight bounds
+        wl, pl = rng.integers(1, 12, int(rng.integers(0, 5))), None
+        pl = wl + rng.integers(-3, 4, wl.size).clip(-wl + 1)
+        vec = np.array([int(rng.integers(0, a.size + 1)) for a in A])
+        r = int(rng.integers(0, 40))
+        opt = phi_brute(A, B, wl, pl, vec, r)
+        if opt is None:
+            continue
+        t = int(rng.choice(grouped.LP_LAMS[:300]))
+        ubd = t * r + sum(int(np.sort(D * b - t * a)[::-1][: int(k)].sum()) for a, b, k in zip(A, B, vec, strict=True))
+        ubd += int(np.maximum(D * pl - t * wl, 0).sum())
+        assert ubd >= opt * D  # the Lagrangian bound
+        for need in {opt * D, opt * D + 1, (opt + 1) * D, opt * D - int(rng.integers(1, 8 * D))}:
+            core = grouped.fix_core(A, B, wl, pl, vec, r, t, ubd, need)
+            value = None
+            if core is not None:
+                tried["fixed some"] += core.fixed > 0
+                value = grouped.core_value(core)
+                value = None if value <= kern.NEG // 2 else value
+            if opt * D >= need:
+                assert value == opt, (need, opt, value)
+                tried["exact at need"] += 1
+            else:
+                assert value is None or value * D < need and value <= opt
+                tried["below need"] += 1
+    assert min(tried.values()) >= 50, tried
+
+
 @pytest.mark.parametrize(
     "case",
     [(12, 1000, 4, 0.25, 0.01, 10), (14, 200, 3, 0.3, 0.0, 5), (13, 10**6, 5, 0.1, 1e-4, 100),
