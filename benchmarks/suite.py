@@ -10,7 +10,8 @@ benchmarks/results/SUITE[-quick].md (the tables) and PNG plots, and prints the t
 thread count for every contender; peak memory is each child process's VmHWM. Contenders that cannot fit this
 machine's memory (by their own formula), and torch's dense DPs beyond the cell budget, are listed as skipped with the
 reason; every solve runs under --timeout (branch and bound under its own shorter limit) and a solve that hits it is
-reported as a timeout. Public instances come from --instances, $KNAPSACK_INSTANCES or ../shared/instances.
+reported as a timeout. Public instances come from --instances, $KNAPSACK_INSTANCES or ../shared/instances; where
+none of them is given or found, --quick runs generated stand-ins (workloads.generated) and says so.
 
 The classes, kplib and jooken groups (issue 15) put ours beside Pisinger's combo and minknap (C, from the digneapy
 0.2.5 wheel, fetched into $KNAPSACK_BENCH_CACHE or benchmarks/.cache on first use; CPython 3.11 only). Their solves
@@ -41,6 +42,7 @@ import results  # noqa: E402
 from child import AUTO_WARMUP_S  # noqa: E402
 from contenders import CONTENDERS  # noqa: E402
 from workloads import (  # noqa: E402
+    GENERATED,
     INSTANCES_VAR,
     classes,
     instances,
@@ -95,11 +97,11 @@ GROUPS = {  # the workloads of each group, from the parsed arguments
     "partitioner": lambda args: partitioner_scale(args.quick),
     "pareto": lambda args: pareto_scale(args.quick),
     "seeds": lambda args: seeds_scale(args.quick, args.large),
-    "public": lambda args: public(args.quick, instances(args.instances)),
-    "kplib10k": lambda args: kplib10k(args.quick, instances(args.instances)),
-    "kplib": lambda args: kplib(args.quick, instances(args.instances)),
+    "public": lambda args: public(args.quick, instances(args.instances, generated_ok=args.quick)),
+    "kplib10k": lambda args: kplib10k(args.quick, instances(args.instances, generated_ok=args.quick)),
+    "kplib": lambda args: kplib(args.quick, instances(args.instances, generated_ok=args.quick)),
     "classes": lambda args: classes(args.quick),
-    "jooken": lambda args: jooken(args.quick, instances(args.instances)),
+    "jooken": lambda args: jooken(args.quick, instances(args.instances, generated_ok=args.quick)),
 }
 
 
@@ -375,6 +377,13 @@ def main(argv: list[str] | None = None) -> int:
         chosen = selection(args, only)
     except FileNotFoundError as e:
         ap.error(str(e))
+    stand_ins = [wl for _, wl, _ in chosen if wl["id"].startswith(GENERATED + "/")]
+    if stand_ins:
+        print(
+            f"# public instances: none given (--instances, ${INSTANCES_VAR}) and none in ../shared/instances; "
+            f"this quick run uses {len(stand_ins)} generated instances in their place (knapsack_gpu.generate, "
+            f"seeded; ids {GENERATED}/...)"
+        )
     if args.list:
         print_selection(chosen, args)
         return 0

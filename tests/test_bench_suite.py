@@ -65,6 +65,29 @@ def test_instances_come_from_the_flag_before_the_variable(monkeypatch, tmp_path)
     assert workloads.instances(str(flag)) == flag
 
 
+def test_quick_runs_generated_stand_ins_where_no_instance_folder_is_given(monkeypatch, capsys, tmp_path):
+    """A fresh clone (no --instances, no $KNAPSACK_INSTANCES, no ../shared/instances): `knapsack-gpu bench --quick`
+    selects seeded, generated stand-ins for the public groups and says so; only the selection runs here, nothing is
+    timed. A full run still asks for the folder."""
+    monkeypatch.delenv("KNAPSACK_INSTANCES", raising=False)
+    monkeypatch.setattr(workloads, "DEFAULT_INSTANCES", tmp_path / "absent")
+    assert suite.main(["--quick", "--list", "--contenders", "ours-numpy"]) == 0
+    assert "generated instances in their place" in capsys.readouterr().out
+    args = argparse.Namespace(quick=True, large=False, instances=None, workloads=None, groups=",".join(suite.GROUPS))
+    chosen = suite.selection(args, ["ours-numpy"])
+    public = [wl for group, wl, _ in chosen if group in ("public", "kplib10k", "kplib", "jooken")]
+    assert {wl["group"] for wl in public} == {"public", "kplib10k", "kplib", "jooken"}
+    assert all(wl["id"].startswith("generated/") for wl in public)
+    assert any(wl["source"]["generator"] == "jooken" for wl in public)
+    for wl in public:
+        w, v, cap = workloads.load(wl["source"])
+        assert len(w) == len(v) == wl["n"] and cap == wl["capacity"]
+        assert np.array_equal(w, workloads.load(wl["source"])[0])  # seeded: the same instance every run
+    with pytest.raises(SystemExit):
+        suite.main(["--groups", "public", "--list"])
+    assert "public instances not found" in capsys.readouterr().err
+
+
 def test_kplib10k_lists_the_n10000_instances_with_ours_and_three_rivals(capsys, tmp_path):
     root = fake_instances(tmp_path)
     assert [wl["id"] for wl in workloads.kplib10k(False, root)] == ["kplib/00Uncorrelated_n10000_R10000_s000"]
