@@ -362,5 +362,5 @@ def test_help_describes_every_layout_and_the_instance_flag(capsys):
     for fmt in FORMATS[1:]:
         line = next(i for i, text in enumerate(epilog.splitlines()) if text.startswith(f"  {fmt} "))
         assert "e.g. " in "\n".join(epilog.splitlines()[line : line + 3]), fmt
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    assert JSON_SCHEMA in readme, "the README's list of instance files is --help's: copy it over"
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    assert JSON_SCHEMA in docs, "docs/cli.md's list of instance files is --help's: copy it over"
