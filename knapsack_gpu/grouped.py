@@ -388,7 +388,7 @@ def solve(
             need = (need_value - Ki) * D
             steps_left = limits.walk_steps - st.walk_steps
             vecs, count, steps = kern.enumerate_vectors(*stages, betas, kmaxs, Ts, amins, Ki, ri, dp_t * ri, light_dp,
-                                                        need, limit, steps_left)  # fmt: skip
+                                                        need, limit, steps_left, some)  # fmt: skip
             st.walk_steps += steps
             if count < 0:
                 raise GroupedGiveUp(f"the walks over count vectors passed {limits.walk_steps} steps")

@@ -74,14 +74,15 @@ def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
 
 @njit(cache=True)
 def enumerate_vectors(stages_K, stages_pre, stages_min, betas, kmaxs, Ts, amins, final_K, r, r_term, small_term,
-                      need, limit, max_steps):  # fmt: skip
+                      need, limit, max_steps, stop):  # fmt: skip
     """Every count vector k with sum_j k_j beta_j == final_K whose bound min_q (sum_j Ts[j][q, k_j] + r_term[q] +
     small_term[q]) is >= need and whose least noise sum_j amins[j][k_j] is <= r, depth first from the last group back.
 
     stages_K[j] / stages_pre[j] / stages_min[j]: the DP's sums, best prefix scores and least prefix noise after groups
     0..j-1. A partial vector (k_j..k_G) is dropped when, for some q, its suffix score plus the best prefix score of the
     sum left is below need, or its noise plus the least prefix noise exceeds r: every completion of it fails too.
-    Returns (vectors (min(count, limit), G), count, steps); count = -1 when the walk passed max_steps steps.
+    Returns (vectors (min(count, limit), G), count, steps); count = -1 when the walk passed max_steps steps. With
+    ``stop`` the walk ends at the limit's vector (count = limit: a heuristic pass needs some vectors, not all).
     """
     G = betas.shape[0]
     nl = r_term.shape[0]
@@ -133,6 +134,8 @@ def enumerate_vectors(stages_K, stages_pre, stages_min, betas, kmaxs, Ts, amins,
             if nout < limit:
                 out[nout] = vec
             nout += 1
+            if stop and nout == limit:
+                break
             continue
         j -= 1
     return out[: min(nout, limit)], nout, steps
