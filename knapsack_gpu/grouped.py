@@ -222,6 +222,267 @@ def _halving_fit(lightest: np.ndarray) -> np.ndarray | None:
     return fit if (fit >= 0).all() else None
 
 
+@dataclass
+class Tables:
+    """An instance split into groups, with what the bounds and completions read (:func:`prepare`): the groups by
+    base descending (``betas``, ``members``, noise ``A`` = weight - base and ``B`` = value - base, ``kmaxs`` the most
+    items of each that fit), the light items (``light``, weights ``wl``, values ``pl``), the cap ``phi0`` on any
+    Phi_k, and for the DP's multipliers ``dp_t`` and the LP grid :data:`LP_LAMS` the k largest D b - t a of each group
+    (``Ts``, ``full``) and the light items' positive D p - t w (``light_dp``, ``light_lp``); ``amins`` each group's k
+    smallest a summed; ``cum_a``, ``cum_b`` the noise weight and value of each group's k largest b (the lam = 0
+    choice) and ``light_pos_w``, ``light_pos_p`` of the light items worth anything."""
+
+    C: int
+    betas: np.ndarray
+    members: list
+    A: list
+    B: list
+    light: np.ndarray
+    wl: np.ndarray
+    pl: np.ndarray
+    kmaxs: np.ndarray
+    phi0: int
+    dp_t: np.ndarray
+    Ts: object  # numba typed List of (len(dp_t), kmax + 1) int64
+    light_dp: np.ndarray
+    full: list
+    light_lp: np.ndarray
+    amins: object  # numba typed List
+    cum_a: list
+    cum_b: list
+    light_pos_w: int
+    light_pos_p: int
+
+
+def _topk(a, b, ts, kmax) -> np.ndarray:
+    """T[l, k]: the k largest D b - t_l a, summed (k = 0..kmax)."""
+    out = np.zeros((len(ts), kmax + 1), np.int64)
+    for q, t in enumerate(ts):
+        out[q, 1:] = np.cumsum(np.sort(D * b - int(t) * a)[::-1][:kmax])
+    return out
+
+
+def prepare(w: np.ndarray, p: np.ndarray, C: int, groups: Groups) -> Tables:
+    """The tables of :class:`Tables` for a split; GroupedGiveUp where a bound could pass int64."""
+    from numba.typed import List
+
+    order = np.argsort(-np.asarray(groups.bases, dtype=np.int64), kind="stable")
+    betas = np.asarray(groups.bases, dtype=np.int64)[order]
+    members = [np.asarray(groups.members[j], dtype=np.int64) for j in order]
+    light = np.asarray(groups.light, dtype=np.int64)
+    A = [w[m] - beta for m, beta in zip(members, betas, strict=True)]
+    B = [p[m] - beta for m, beta in zip(members, betas, strict=True)]
+    if any((a < 0).any() for a in A) or (betas < 0).any():
+        raise ValueError("a group's base exceeds one of its weights")
+    wl, pl = w[light], p[light]
+    kmaxs = np.array(
+        [len(m) if beta == 0 else min(len(m), C // int(beta)) for m, beta in zip(members, betas, strict=True)]
+    )
+    width = (
+        C + sum(int(np.abs(b).sum()) + int(a.sum()) for a, b in zip(A, B, strict=True)) + int(wl.sum()) + int(pl.sum())
+    )
+    if (T_MAX + D) * (width + 1) >= SAFE:
+        raise GroupedGiveUp(f"numbers too wide for exact int64 bounds (capacity plus noise {width})")
+    # phi0: at most Nmax heavy items fit, so Phi_k <= the Nmax largest positive b + every positive light p
+    heavy_w = np.sort(np.concatenate([beta + a for a, beta in zip(A, betas, strict=True)] + [np.zeros(0, np.int64)]))
+    nmax = int(np.searchsorted(np.cumsum(heavy_w), C, side="right"))
+    all_b = np.sort(np.concatenate(B + [np.zeros(0, np.int64)]))[::-1]
+    phi0 = int(np.maximum(all_b[:nmax], 0).sum()) + int(np.maximum(pl, 0).sum())
+    dp_t = np.array(DP_LAMS, dtype=np.int64)
+    greedy_a = [a[np.argsort(-b, kind="stable")] for a, b in zip(A, B, strict=True)]
+    return Tables(
+        C=C,
+        betas=betas,
+        members=members,
+        A=A,
+        B=B,
+        light=light,
+        wl=wl,
+        pl=pl,
+        kmaxs=kmaxs,
+        phi0=phi0,
+        dp_t=dp_t,
+        Ts=List([_topk(a, b, dp_t, int(km)) for a, b, km in zip(A, B, kmaxs, strict=True)]),
+        light_dp=np.array([int(np.maximum(D * pl - int(t) * wl, 0).sum()) for t in dp_t], dtype=np.int64),
+        full=[_topk(a, b, LP_LAMS, int(km)) for a, b, km in zip(A, B, kmaxs, strict=True)],
+        light_lp=np.array([int(np.maximum(D * pl - int(t) * wl, 0).sum()) for t in LP_LAMS], dtype=np.int64),
+        amins=List([np.concatenate([[0], np.cumsum(np.sort(a)[: int(km)])]) for a, km in zip(A, kmaxs, strict=True)]),
+        cum_a=[np.concatenate([[0], np.cumsum(x)]) for x in greedy_a],
+        cum_b=[np.concatenate([[0], np.cumsum(np.sort(b)[::-1])]) for b in B],
+        light_pos_w=int(wl[pl > 0].sum()),
+        light_pos_p=int(pl[pl > 0].sum()),
+    )
+
+
+@dataclass
+class Stages:
+    """The DP over groups within a window (:func:`dp_over_groups`): after groups 0..j-1, the distinct base sums
+    ``K[j]``, their best prefix scores ``pre[j]`` (one row per multiplier) and least prefix noise ``pmin[j]``
+    (numba typed Lists, what :func:`.grouped_kernels.enumerate_vectors` walks); ``sizes`` their lengths."""
+
+    K: object
+    pre: object
+    pmin: object
+    sizes: list
+
+
+def dp_over_groups(tab: Tables, W: int, limits: Limits, check_time: Callable[[], None] = lambda: None) -> Stages:
+    """Step 2: the distinct partial sums of the groups' bases that can still end in the window [C - W, C], each with
+    its best prefix score per multiplier and least noise; GroupedGiveUp where a stage would form more than
+    ``limits.stage_sums`` sums."""
+    from numba.typed import List
+
+    from . import grouped_kernels as kern
+
+    C = tab.C
+    maxrest = np.cumsum(np.r_[0, (tab.kmaxs * tab.betas)[::-1]])[::-1]
+    K = np.zeros(1, np.int64)
+    pre = np.zeros((len(tab.dp_t), 1), np.int64)
+    pmin = np.zeros(1, np.int64)
+    out = Stages(List([K]), List([pre]), List([pmin]), [1])
+    for j in range(len(tab.members)):
+        lo = C - W - int(maxrest[j + 1])  # a sum below this cannot reach the window with the groups after j
+        beta, kmax, most = int(tab.betas[j]), int(tab.kmaxs[j]), limits.stage_sums
+        K, pre, pmin, formed = kern.dp_stage(K, pre, pmin, beta, kmax, tab.Ts[j], tab.amins[j], C, lo, most)
+        if formed > limits.stage_sums:
+            raise GroupedGiveUp(f"DP stage {j} would form {formed} sums (limit {limits.stage_sums})")
+        out.K.append(K)
+        out.pre.append(pre)
+        out.pmin.append(pmin)
+        out.sizes.append(len(K))
+        check_time()
+    return out
+
+
+def sum_bounds(tab: Tables, K: np.ndarray, pre: np.ndarray) -> np.ndarray:
+    """Step 3: for final sums K with best scores pre, K + floor(min over the DP's multipliers of (best score + lam r +
+    light term) / D) >= K + Phi_k for every vector k reaching K."""
+    r = tab.C - K
+    return K + (pre + tab.dp_t[:, None] * r[None, :] + tab.light_dp[:, None]).min(axis=0) // D
+
+
+def lp_bounds(tab: Tables, vecs: np.ndarray, Ki: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per count vector of final sum Ki: D times its (LB) at the best multiplier of the LP grid, and that multiplier
+    times D."""
+    ri = tab.C - Ki
+    ubd = np.empty(len(vecs), np.int64)
+    tl = np.empty(len(vecs), np.int64)
+    for lo in range(0, len(vecs), 4096):  # a chunk at a time: (grid x chunk) int64
+        part = vecs[lo : lo + 4096]
+        acc = LP_LAMS[:, None] * ri + tab.light_lp[:, None]
+        for j, t in enumerate(tab.full):
+            acc = acc + t[:, part[:, j]]
+        at = acc.argmin(axis=0)
+        ubd[lo : lo + len(part)] = acc[at, np.arange(len(part))]
+        tl[lo : lo + len(part)] = LP_LAMS[at]
+    return ubd, tl
+
+
+class _Search:
+    """Steps 4 and 5: the count vectors of the visited sums, completed in decreasing LP bound, against the
+    incumbent ``best`` (and the vector that reached it, ``found``: (K, vector, "slack" or "dp", multiplier, bound))."""
+
+    def __init__(self, tab: Tables, limits: Limits, st: GroupedStats, best: int | None):
+        self.tab, self.limits, self.st = tab, limits, st
+        self.best, self.found = best, None
+        self.cells = 0
+        self.noise_limit = None  # limits.noise_cells, tightened by limits.noise_budget() before the first noise DP
+        self.t_start = time.perf_counter()
+
+    def check_time(self) -> None:
+        if self.limits.seconds is not None and time.perf_counter() - self.t_start > self.limits.seconds:
+            raise GroupedGiveUp(f"time limit {self.limits.seconds} s")
+
+    def at_sum(self, stages: Stages, Ki: int, need_value: int, limit: int, some: bool = False) -> None:
+        """Vectors of final sum Ki whose (LB) reaches need_value, completed in decreasing LP bound while that bound
+        beats the incumbent; with `some`, only the first `limit` of them (a heuristic pass)."""
+        from . import grouped_kernels as kern
+
+        tab, st, limits = self.tab, self.st, self.limits
+        ri = tab.C - Ki
+        need = (need_value - Ki) * D
+        steps_left = limits.walk_steps - st.walk_steps
+        vecs, count, steps = kern.enumerate_vectors(stages.K, stages.pre, stages.pmin, tab.betas, tab.kmaxs, tab.Ts,
+                                                    tab.amins, Ki, ri, tab.dp_t * ri, tab.light_dp, need, limit,
+                                                    steps_left, some)  # fmt: skip
+        st.walk_steps += steps
+        if count < 0:
+            raise GroupedGiveUp(f"the walks over count vectors passed {limits.walk_steps} steps")
+        st.vectors += min(count, limit)
+        if count > limit and not some:
+            raise GroupedGiveUp(f"{count} count vectors at one sum (limit {limit})")
+        if st.vectors > limits.total_vectors:
+            raise GroupedGiveUp(f"over {limits.total_vectors} count vectors")
+        self.check_time()
+        if len(vecs) == 0:
+            return
+        ubd, tl = lp_bounds(tab, vecs, Ki)
+        lp = Ki + ubd // D
+        for o in np.argsort(-lp, kind="stable"):
+            if self.best is not None and lp[o] <= self.best:
+                break
+            value, how = self.complete(Ki, vecs[o], int(tl[o]), int(ubd[o]))
+            if value > kern.NEG // 2 and (self.best is None or Ki + value > self.best):
+                self.best, self.found = Ki + value, (Ki, vecs[o].copy(), how, int(tl[o]), int(ubd[o]))
+            if st.completions % 64 == 0:
+                self.check_time()
+
+    def complete(self, K: int, vec: np.ndarray, t: int, ubd: int) -> tuple[int, str]:
+        """Phi_k(C - K) exactly where it beats the incumbent ('slack': the lam = 0 choice fits; 'dp': the noise DP
+        over the core left by fixing at multiplier t / D, whose bound is ubd / D); NEG if nothing fits."""
+        from . import grouped_kernels as kern
+
+        tab = self.tab
+        r = tab.C - K
+        self.st.completions += 1
+        sel_a = sum(int(ca[k]) for ca, k in zip(tab.cum_a, vec, strict=True))
+        if sel_a + tab.light_pos_w <= r:
+            return sum(int(cb[k]) for cb, k in zip(tab.cum_b, vec, strict=True)) + tab.light_pos_p, "slack"
+        need = None if self.best is None else (self.best + 1 - K) * D
+        if need is None or ubd - need > D * GUESS:
+            # a guess first: within GUESS of the bound. Every choice worth that keeps the fixings, so a core
+            # reaching it has Phi_k; one that does not still found a choice, and Phi_k is below the guess
+            value = self.noise_dp(K, vec, t, ubd, ubd - D * GUESS)
+            if value >= (ubd - D * GUESS + D - 1) // D:
+                return value, "dp"
+            if value > kern.NEG // 2:
+                need = max(need if need is not None else value * D, value * D)
+        return self.noise_dp(K, vec, t, ubd, need), "dp"
+
+    def noise_dp(self, K: int, vec: np.ndarray, t: int, ubd: int, need: int | None) -> int:
+        """The best choice of Phi_k(C - K) that keeps the fixings for need (:func:`fix_core`); NEG if none."""
+        from . import grouped_kernels as kern
+
+        tab, st, limits = self.tab, self.st, self.limits
+        core = fix_core(tab.A, tab.B, tab.wl, tab.pl, vec, tab.C - K, t, ubd, need)
+        if core is None:  # the bound at t cannot reach need, or the items fixed in overfill r
+            return kern.NEG
+        st.noise_dps += 1
+        st.fixed += core.fixed
+        self.cells += core.cells()
+        st.noise_cells = self.cells
+        if self.noise_limit is None:
+            tighter = limits.noise_budget() if limits.noise_budget is not None else None
+            self.noise_limit = limits.noise_cells if tighter is None else min(limits.noise_cells, tighter)
+        if self.cells > self.noise_limit:
+            raise GroupedGiveUp(f"noise DP over {self.noise_limit} cells")
+        _room(limits, 8 * (core.r + 1) * (int(max(core.ks, default=0)) + 4), "a noise DP's tables")
+        self.check_time()
+        return core_value(core)
+
+
+def trace(tab: Tables, best: int, found: tuple, limits: Limits) -> np.ndarray:
+    """Step 5's last part: the items of the vector that reached ``best`` (ascending indices)."""
+    Kb, vec, how, t, ubd = found
+    if how == "slack":
+        chosen = [m[np.argsort(-b, kind="stable")[: int(k)]] for m, b, k in zip(tab.members, tab.B, vec, strict=True)]
+        chosen.append(tab.light[tab.pl > 0])
+    else:  # the core again, fixed at the optimum itself (tighter than where it was found, before the incumbent)
+        core = fix_core(tab.A, tab.B, tab.wl, tab.pl, vec, tab.C - Kb, t, ubd, (best - Kb) * D)
+        chosen = _trace_core(core, tab.members, tab.light, limits)
+    return np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, np.int64)
+
+
 def solve(
     weights,
     values,
@@ -232,7 +493,7 @@ def solve(
     limits: Limits = Limits(),
     stats: GroupedStats | None = None,
 ) -> tuple[int, list[int]]:
-    """The exact optimum and an optimal selection (ascending item indices).
+    """The exact optimum and an optimal selection (ascending item indices): the steps of the module docstring.
 
     Args:
         weights, values: whole numbers >= 0 (n,).
@@ -246,9 +507,6 @@ def solve(
     Raises:
         GroupedGiveUp: no structure, or a limit reached; the caller goes on with another method.
     """
-    from . import grouped_kernels as kern  # numba: compiled (or loaded from its cache) on first use
-
-    t_start = time.perf_counter()
     st = stats if stats is not None else GroupedStats()
     w = np.asarray(weights, dtype=np.int64)
     p = np.asarray(values)
@@ -262,190 +520,42 @@ def solve(
         groups = detect(w, p, C)
         if groups is None:
             raise GroupedGiveUp("no group structure: no two items share a weight band")
-    order = np.argsort(-np.asarray(groups.bases, dtype=np.int64), kind="stable")
-    betas = np.asarray(groups.bases, dtype=np.int64)[order]
-    members = [np.asarray(groups.members[j], dtype=np.int64) for j in order]
-    light = np.asarray(groups.light, dtype=np.int64)
-    A = [w[m] - beta for m, beta in zip(members, betas, strict=True)]
-    B = [p[m] - beta for m, beta in zip(members, betas, strict=True)]
-    if any((a < 0).any() for a in A) or (betas < 0).any():
-        raise ValueError("a group's base exceeds one of its weights")
-    wl, pl = w[light], p[light]
-    G = len(members)
-    kmaxs = np.array(
-        [len(m) if beta == 0 else min(len(m), C // int(beta)) for m, beta in zip(members, betas, strict=True)]
-    )
-    width = (
-        C + sum(int(np.abs(b).sum()) + int(a.sum()) for a, b in zip(A, B, strict=True)) + int(wl.sum()) + int(pl.sum())
-    )
-    if (T_MAX + D) * (width + 1) >= SAFE:
-        raise GroupedGiveUp(f"numbers too wide for exact int64 bounds (capacity plus noise {width})")
-
-    def check_time():
-        if limits.seconds is not None and time.perf_counter() - t_start > limits.seconds:
-            raise GroupedGiveUp(f"time limit {limits.seconds} s")
-
-    # phi0: at most Nmax heavy items fit, so Phi_k <= the Nmax largest positive b + every positive light p
-    heavy_w = np.sort(np.concatenate([beta + a for a, beta in zip(A, betas, strict=True)] + [np.zeros(0, np.int64)]))
-    nmax = int(np.searchsorted(np.cumsum(heavy_w), C, side="right"))
-    all_b = np.sort(np.concatenate(B + [np.zeros(0, np.int64)]))[::-1]
-    phi0 = int(np.maximum(all_b[:nmax], 0).sum()) + int(np.maximum(pl, 0).sum())
-
-    def topk(a, b, ts, kmax):  # T[l, k]: the k largest D b - t_l a, summed
-        out = np.zeros((len(ts), kmax + 1), np.int64)
-        for q, t in enumerate(ts):
-            out[q, 1:] = np.cumsum(np.sort(D * b - int(t) * a)[::-1][:kmax])
-        return out
-
-    from numba.typed import List
-
-    dp_t = np.array(DP_LAMS, dtype=np.int64)
-    Ts = List([topk(a, b, dp_t, int(km)) for a, b, km in zip(A, B, kmaxs, strict=True)])
-    light_dp = np.array([int(np.maximum(D * pl - int(t) * wl, 0).sum()) for t in dp_t], dtype=np.int64)
-    full = [topk(a, b, LP_LAMS, int(km)) for a, b, km in zip(A, B, kmaxs, strict=True)]
-    light_lp = np.array([int(np.maximum(D * pl - int(t) * wl, 0).sum()) for t in LP_LAMS], dtype=np.int64)
-    amins = List([np.concatenate([[0], np.cumsum(np.sort(a)[: int(km)])]) for a, km in zip(A, kmaxs, strict=True)])
-    greedy_a = [a[np.argsort(-b, kind="stable")] for a, b in zip(A, B, strict=True)]
-    cum_a = [np.concatenate([[0], np.cumsum(x)]) for x in greedy_a]
-    cum_b = [np.concatenate([[0], np.cumsum(np.sort(b)[::-1])]) for b in B]
-    light_pos_w, light_pos_p = int(wl[pl > 0].sum()), int(pl[pl > 0].sum())
-    cells = 0
-    noise_limit = None  # limits.noise_cells, tightened by limits.noise_budget() before the first noise DP
-
-    def complete(K: int, vec: np.ndarray, t: int, ubd: int) -> tuple[int, str]:
-        """Phi_k(C - K) exactly where it beats the incumbent ('slack': the lam = 0 choice fits; 'dp': the noise DP
-        over the core left by fixing at multiplier t / D, whose bound is ubd / D); NEG if nothing fits."""
-        r = C - K
-        st.completions += 1
-        sel_a = sum(int(ca[k]) for ca, k in zip(cum_a, vec, strict=True))
-        if sel_a + light_pos_w <= r:
-            return sum(int(cb[k]) for cb, k in zip(cum_b, vec, strict=True)) + light_pos_p, "slack"
-        need = None if best is None else (best + 1 - K) * D
-        if need is None or ubd - need > D * GUESS:
-            # a guess first: within GUESS of the bound. Every choice worth that keeps the fixings, so a core
-            # reaching it has Phi_k; one that does not still found a choice, and Phi_k is below the guess
-            value = noise_dp(K, vec, t, ubd, ubd - D * GUESS)
-            if value >= (ubd - D * GUESS + D - 1) // D:
-                return value, "dp"
-            if value > kern.NEG // 2:
-                need = max(need if need is not None else value * D, value * D)
-        return noise_dp(K, vec, t, ubd, need), "dp"
-
-    def noise_dp(K: int, vec: np.ndarray, t: int, ubd: int, need: int | None) -> int:
-        """The best choice of Phi_k(C - K) that keeps the fixings for need (:func:`fix_core`); NEG if none."""
-        nonlocal cells, noise_limit
-        core = fix_core(A, B, wl, pl, vec, C - K, t, ubd, need)
-        if core is None:  # the bound at t cannot reach need, or the items fixed in overfill r
-            return kern.NEG
-        st.noise_dps += 1
-        st.fixed += core.fixed
-        cells += core.cells()
-        st.noise_cells = cells
-        if noise_limit is None:
-            tighter = limits.noise_budget() if limits.noise_budget is not None else None
-            noise_limit = limits.noise_cells if tighter is None else min(limits.noise_cells, tighter)
-        if cells > noise_limit:
-            raise GroupedGiveUp(f"noise DP over {noise_limit} cells")
-        _room(limits, 8 * (core.r + 1) * (int(max(core.ks, default=0)) + 4), "a noise DP's tables")
-        check_time()
-        return core_value(core)
-
-    best = None if lower is None else int(lower) - 1  # look for >= lower; the selection found is ours
-    best_vec = None
-    W = 2 * phi0 + 1 if lower is None else max(1, C - int(lower) + phi0 + 1)
-    maxrest = np.cumsum(np.r_[0, (kmaxs * betas)[::-1]])[::-1]
+    search = _Search(None, limits, st, None if lower is None else int(lower) - 1)  # look for >= lower
+    tab = search.tab = prepare(w, p, C, groups)
+    W = 2 * tab.phi0 + 1 if lower is None else max(1, C - int(lower) + tab.phi0 + 1)  # step 1: the window
     while True:
         st.rounds += 1
         st.window = W
         t0 = time.perf_counter()
-        K = np.zeros(1, np.int64)
-        pre = np.zeros((len(dp_t), 1), np.int64)
-        pmin = np.zeros(1, np.int64)
-        stK, stP, stM = List([K]), List([pre]), List([pmin])
-        sizes = [1]
-        for j in range(G):
-            K, pre, pmin, formed = kern.dp_stage(K, pre, pmin, int(betas[j]), int(kmaxs[j]), Ts[j], amins[j], C,
-                                                 C - W - int(maxrest[j + 1]), limits.stage_sums)  # fmt: skip
-            if formed > limits.stage_sums:
-                raise GroupedGiveUp(f"DP stage {j} would form {formed} sums (limit {limits.stage_sums})")
-            stK.append(K)
-            stP.append(pre)
-            stM.append(pmin)
-            sizes.append(len(K))
-            check_time()
-        st.stage_sizes, st.final_sums = sizes, len(K)
+        stages = dp_over_groups(tab, W, limits, search.check_time)
+        K = stages.K[-1]
+        st.stage_sizes, st.final_sums = stages.sizes, len(K)
         st.seconds["dp"] = st.seconds.get("dp", 0.0) + time.perf_counter() - t0
         t0 = time.perf_counter()
-        r = C - K
-        bound = K + (pre + dp_t[:, None] * r[None, :] + light_dp[:, None]).min(axis=0) // D
+        bound = sum_bounds(tab, K, stages.pre[-1])
         visit = np.argsort(-bound, kind="stable")
-
-        def search(stages, Ki: int, need_value: int, limit: int, some: bool = False) -> None:
-            """Vectors of final sum Ki whose (LB) reaches need_value, completed in decreasing LP bound while that
-            bound beats the incumbent; with `some`, only the first `limit` of them (a heuristic pass)."""
-            nonlocal best, best_vec
-            ri = C - Ki
-            need = (need_value - Ki) * D
-            steps_left = limits.walk_steps - st.walk_steps
-            vecs, count, steps = kern.enumerate_vectors(*stages, betas, kmaxs, Ts, amins, Ki, ri, dp_t * ri, light_dp,
-                                                        need, limit, steps_left, some)  # fmt: skip
-            st.walk_steps += steps
-            if count < 0:
-                raise GroupedGiveUp(f"the walks over count vectors passed {limits.walk_steps} steps")
-            st.vectors += min(count, limit)
-            if count > limit and not some:
-                raise GroupedGiveUp(f"{count} count vectors at one sum (limit {limit})")
-            if st.vectors > limits.total_vectors:
-                raise GroupedGiveUp(f"over {limits.total_vectors} count vectors")
-            check_time()
-            if len(vecs) == 0:
-                return
-            ubd = np.empty(len(vecs), np.int64)  # D times the LP bound on Phi_k, at the grid's best multiplier
-            tl = np.empty(len(vecs), np.int64)  # that multiplier, times D
-            for lo in range(0, len(vecs), 4096):  # LP bounds a chunk at a time: (grid x chunk) int64
-                part = vecs[lo : lo + 4096]
-                acc = LP_LAMS[:, None] * ri + light_lp[:, None]
-                for j, tab in enumerate(full):
-                    acc = acc + tab[:, part[:, j]]
-                at = acc.argmin(axis=0)
-                ubd[lo : lo + len(part)] = acc[at, np.arange(len(part))]
-                tl[lo : lo + len(part)] = LP_LAMS[at]
-            lp = Ki + ubd // D
-            for o in np.argsort(-lp, kind="stable"):
-                if best is not None and lp[o] <= best:
-                    break
-                value, how = complete(Ki, vecs[o], int(tl[o]), int(ubd[o]))
-                if value > kern.NEG // 2 and (best is None or Ki + value > best):
-                    best, best_vec = Ki + value, (Ki, vecs[o].copy(), how, int(tl[o]), int(ubd[o]))
-                if st.completions % 64 == 0:
-                    check_time()
-
-        if best is None:  # an incumbent first: the best-bounded vectors of the best-bounded sums
+        if search.best is None:  # an incumbent first: the best-bounded vectors of the best-bounded sums
             for i in visit[:5]:
-                if best is None or bound[i] > best:
-                    search((stK, stP, stM), int(K[i]), int(bound[i]) - 50, 4096, some=True)
+                if search.best is None or bound[i] > search.best:
+                    search.at_sum(stages, int(K[i]), int(bound[i]) - 50, 4096, some=True)
         for i in visit:  # then every sum and every vector that can beat it
-            if best is not None and bound[i] <= best:
+            if search.best is not None and bound[i] <= search.best:
                 break
-            search((stK, stP, stM), int(K[i]), best + 1 if best is not None else -SAFE // (4 * D), limits.vectors)
-            check_time()
+            need = search.best + 1 if search.best is not None else -SAFE // (4 * D)
+            search.at_sum(stages, int(K[i]), need, limits.vectors)
+            search.check_time()
         st.seconds["search"] = st.seconds.get("search", 0.0) + time.perf_counter() - t0
-        if best is not None and C - W - 1 + phi0 <= best:  # nothing outside the window beats the incumbent
-            if best_vec is None:  # the incumbent is lower - 1: no selection reaches `lower`
+        best = search.best
+        if best is not None and C - W - 1 + tab.phi0 <= best:  # nothing outside the window beats the incumbent
+            if search.found is None:  # the incumbent is lower - 1: no selection reaches `lower`
                 raise GroupedGiveUp(f"no selection reaches lower = {lower}: the optimum is below it")
             break
         if C - W < 0:  # unreachable: the window held every sum, K = 0 (no heavy item) among them
             raise AssertionError("grouped: no count vector in a window that holds them all")
-        W = 2 * W if best is None else max(2 * W, C - best + phi0 + 1)
+        W = 2 * W if best is None else max(2 * W, C - best + tab.phi0 + 1)
 
     t0 = time.perf_counter()
-    Kb, vec, how, t, ubd = best_vec
-    if how == "slack":
-        chosen = [m[np.argsort(-b, kind="stable")[: int(k)]] for m, b, k in zip(members, B, vec, strict=True)]
-        chosen.append(light[pl > 0])
-    else:  # the core again, fixed at the optimum itself (tighter than where it was found, before the incumbent)
-        chosen = _trace_core(fix_core(A, B, wl, pl, vec, C - Kb, t, ubd, (best - Kb) * D), members, light, limits)
-    selected = np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, np.int64)
+    selected = trace(tab, best, search.found, limits)
     value, weight = int(p[selected].sum()), int(w[selected].sum())
     if weight > C or value != best or len(np.unique(selected)) != len(selected):
         raise AssertionError(f"grouped: traced selection weight {weight} value {value}, expected <= {C} and {best}")

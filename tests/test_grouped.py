@@ -123,6 +123,38 @@ def test_fixing_by_reduced_costs_keeps_every_choice_worth_need():
     assert min(tried.values()) >= 50, tried
 
 
+def test_each_step_bounds_every_count_vector():
+    """The steps alone, on small Jooken-like instances: every count vector whose base sum lies in the window is
+    reached by the DP over groups (its sum among the last stage's), and both bounds hold for it: the sum's bound
+    (step 3) >= K + Phi_k(C - K) and its LP bound (step 4) >= D Phi_k(C - K), Phi_k by brute force."""
+    from itertools import product
+
+    checked = 0
+    for seed in range(6):
+        w, v, cap = jooken(np.random.default_rng(seed), 12, 1000, 4, 0.25, 0.01, 10)
+        groups = grouped.detect(w, v, cap)
+        if groups is None:
+            continue
+        tab = grouped.prepare(w, v, cap, groups)
+        W = cap + 1  # the whole range: every vector that fits
+        stages = grouped.dp_over_groups(tab, W, grouped.Limits())
+        K = stages.K[-1]
+        bound = grouped.sum_bounds(tab, K, stages.pre[-1])
+        for vec in product(*[range(int(k) + 1) for k in tab.kmaxs]):
+            vec = np.array(vec, dtype=np.int64)
+            Kv = int((vec * tab.betas).sum())
+            phi = phi_brute(tab.A, tab.B, tab.wl, tab.pl, vec, cap - Kv)
+            if phi is None:  # nothing fits with these counts
+                continue
+            at = int(np.searchsorted(K, Kv))
+            assert at < len(K) and K[at] == Kv, "the DP reaches every sum that can fit"
+            assert bound[at] >= Kv + phi
+            ubd, _ = grouped.lp_bounds(tab, vec[None, :], Kv)
+            assert ubd[0] >= phi * grouped.D
+            checked += 1
+    assert checked >= 50, checked
+
+
 @pytest.mark.parametrize(
     "case",
     [(12, 1000, 4, 0.25, 0.01, 10), (14, 200, 3, 0.3, 0.0, 5), (13, 10**6, 5, 0.1, 1e-4, 100),
