@@ -64,6 +64,41 @@ def test_int64_edges_are_exact(weights, values, capacity, kwargs):
         assert sol.weight == sum(weights[i] for i in sol.selected)
 
 
+def _bundle_instances():
+    """Identical and near-identical huge items (the engine bundles them: a bundle's weight and value are k times an
+    item's) whose sums pass 2**62, 2**63 and 2**64, with capacities at the boundaries."""
+    yield [4 * 10**18] * 8, [4 * 10**18] * 7 + [4 * 10**18 + 1], 2**62 - 1  # issue 50: 8 x 4e18 = 3.2e19 > 2**64
+    yield [2**61] * 9, [2**61] * 7 + [2**61 + 1] * 2, 2**61 + 5
+    yield [2**62 - 1] * 6, [2**63 - 1] * 6, 2**62 - 1  # the largest weight and value: sums near 2**65
+    yield [2**61 - 1] * 5 + [2**61] * 3, [2**63 - 1] * 5 + [2**63 - 2] * 3, 2**62 - 1
+    yield [3] * 6 + [2] * 6, [2**63 - 1] * 6 + [2**63 - 3] * 6, 17  # the selection's bits flip bundles worth 2**64
+    yield [1] * 8, [2**62 + 1] * 8, 5
+    rng = np.random.default_rng(50)
+    for base_w, base_v in ((2**60, 2**62), (2**61, 2**63 - 2**10), (2**62 - 2**10, 2**62), (3 * 2**59, 2**63 - 2**10)):
+        for _ in range(4):
+            n = int(rng.integers(6, 11))
+            w = [base_w + int(d) for d in rng.integers(0, 3, n)]  # a few distinct weights: bundles of several
+            v = [base_v + int(d) for d in rng.integers(0, 3, n)]
+            c = min(2**62 - 1, int(rng.integers(1, n)) * base_w + int(rng.integers(0, 8)))
+            yield w, v, c
+
+
+@pytest.mark.parametrize("jit_env", ["1", "0"], ids=["compiled", "interpreted"])
+@pytest.mark.parametrize("strategy", ["auto", "states"])
+def test_bundles_past_int64_are_exact(strategy, jit_env, monkeypatch):
+    """Sums of bundles past 2**63 stay in Python integers: the python binding's merge and its decoding of a
+    selection's bits once mixed the int64 step sign with Python integers (OverflowError past int64, or a wrap)."""
+    monkeypatch.setenv("KNAPSACK_GPU_JIT", jit_env)
+    for weights, values, capacity in _bundle_instances():
+        best, optimal = brute_force(weights, values, capacity)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # numpy's int64 scalars wrap with only a warning
+            sol = knapsack_gpu.solve(weights, values, capacity, device="cpu", strategy=strategy)
+        assert sol.value == best and isinstance(sol.value, int), (weights, values, capacity)
+        assert sol.selected in optimal and sol.weight <= capacity
+        assert sol.weight == sum(weights[i] for i in sol.selected)
+
+
 def test_profile_at_the_int64_edge():
     assert knapsack_gpu.profile([1, 1, 1], [BIG] * 3, 1, device="cpu").tolist() == [0, BIG]
     with pytest.raises(ValueError, match="int64"):

@@ -1794,8 +1794,13 @@ def decode(P, W, V, E, IR, VR, EU, ES, UP, UW, UMS, UML, MEMBERS, left, n):
         if (V >> (e % window)) & 1:
             u, sign = EU[e], ES[e]
             _flip(x, u, sign, n, UML, UMS, MEMBERS)
-            dp -= sign * UP[u]
-            dw -= sign * UW[u]
+            # (no sign * UP[u]: in the python binding the int64 sign would cast a bundle's Python integer to int64)
+            if sign > 0:
+                dp -= UP[u]
+                dw -= UW[u]
+            else:
+                dp += UP[u]
+                dw += UW[u]
     return x, dp, dw
 
 

@@ -37,7 +37,9 @@ def scalar(x):
 def merge_np(L, IR, pu, wu, sign, bit):
     s = IR[SIZE]
     W, P, V = L[0][:s], L[1][:s], L[2][:s]
-    dw, dp = sign * int(wu), sign * scalar(pu)
+    # the step's sign is an np.int64: a Python-integer shift past int64 (a bundle's) would be cast to it and overflow
+    sg = int(sign)
+    dw, dp = sg * int(wu), sg * scalar(pu)
     NW = np.concatenate([W, W + dw])
     NP = np.concatenate([P, P + dp])
     NV = np.concatenate([V & ~bit, V | bit])
