@@ -264,6 +264,31 @@ def test_memory_limit_counts_per_item_state():
         assert sol.stats["peak_bytes"] <= sol.stats["memory_limit"]
 
 
+@pytest.mark.parametrize("jit_env", ["1", "0"], ids=["compiled", "interpreted"])
+def test_a_limit_just_above_the_per_item_state_is_never_exceeded(jit_env, monkeypatch):
+    """Issue 50: the states engine's first list rows (two states, 96 bytes) were made and counted whatever room the
+    limit left, so every limit within 96 bytes above the per-item state was accepted and exceeded. A limit that
+    solves must hold the peak; one that cannot hold a plan is a MemoryError."""
+    monkeypatch.setenv("KNAPSACK_GPU_JIT", jit_env)
+    rng = np.random.default_rng(50)
+    cases = [([26, 54, 46], [26, 54, 46], 72), ([775, 460, 711], [446, 103, 711], 977), ([701, 286], [184, 386], 878)]
+    for n in (30, 61, 100, 178):
+        w = rng.integers(1, 1000, n).tolist()
+        cases.append((w, [x + int(rng.integers(0, 100)) for x in w], int(sum(w)) // int(rng.integers(2, 5))))
+    for weights, values, capacity in cases:
+        best = knapsack_gpu.solve(weights, values, capacity, device="cpu").value
+        held = knapsack_gpu.solver.held_bytes(len(weights), "cpu")
+        for limit in range(held, held + 200, 8):
+            for strategy in ("auto", "states"):
+                options = {"device": "cpu", "memory_limit": limit, "strategy": strategy}
+                try:
+                    sol = knapsack_gpu.solve(weights, values, capacity, **options)
+                except MemoryError:
+                    continue
+                assert sol.stats["peak_bytes"] <= limit, (len(weights), limit, strategy, sol.stats["plan_reason"])
+                assert sol.value == best
+
+
 def test_a_solution_lists_its_items_on_demand_and_compares_by_them():
     """Solution.indices is the array the solver made; Solution.selected the same items as Python ints, made once;
     two solutions are equal when value, weight and items are (stats aside)."""

@@ -402,18 +402,21 @@ class Engine:
         compiled rows set in place: no arrays built to copy from)."""
         if self.B.compiled:
             rows = self._rows(1, self.p.dtype, IR)
-            rows[0][0], rows[1][0], rows[2][0] = wsum, psum, 0
+            if rows[0].size:  # (none where the limit left no room: the search runs only if it ends at once)
+                rows[0][0], rows[1][0], rows[2][0] = wsum, psum, 0
             return rows
         w, p = np.array([wsum], dtype=self.w.dtype), np.array([psum], dtype=self.p.dtype)
         return self._lists(w, p, np.zeros(1, np.int64), IR)
 
     def _rows(self, size: int, dtype, IR=None) -> tuple:
         """The compiled binding's six rows for ``size`` states of values ``dtype`` (W, P, V and their next copies):
-        they grow (doubling where the memory limit allows) as the list does, and start at a few hundred states
-        where the limit has room (growing from 2 costs a dozen allocations in a short search)."""
+        they grow (doubling where the memory limit allows) as the list does, and start as
+        :func:`.kernels.first_rows` sizes them (none where the limit leaves no room for a list of one state)."""
         IR = self.IR if IR is None else IR
         room = BIG if self.meter is None else self.meter.limit - self.meter.current
-        cap = max(2, 2 * size, min(START_STATES, room // (2 * K.BYTES_PER_CANDIDATE) // 4))
+        cap = K.first_rows(room, START_STATES)
+        if size > 1:  # (a list moved here: its states are held whatever the room)
+            cap = max(cap, 2 * size)
         if dtype == np.int64:  # whole-number values: the six rows are views of one allocation
             rows = tuple(np.empty((6, cap), dtype=np.int64))
         else:

@@ -1568,7 +1568,8 @@ def run(L, IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, keys, p, 
     if IR[STARTED] == 0:
         if VR[Z] >= VR[UB]:
             return DONE, L
-        if not room_for(L, IR, 2):
+        # (rows shorter than the list: the limit left no room to make them, see first_rows)
+        if L[0].shape[0] < IR[SIZE] or not room_for(L, IR, 2):
             return MEMORY, L
         IR[STARTED] = 1
         u, sign = IR[BRK], np.int64(1)
@@ -1701,7 +1702,7 @@ def first_run(p, w, c, integral, counting, window, budget, room, sizes, start_st
     armed = go and n > min_items
     IR = np.zeros(N_IR if armed else 0, dtype=np.int64)
     VR = np.zeros(N_VR if armed else 0, dtype=ps.dtype)
-    cap = max(2, min(start_states, room // (2 * BYTES_PER_CANDIDATE) // 4)) if armed else 0  # (as the engine's)
+    cap = first_rows(room, start_states) if armed else 0  # (as the engine's)
     W0, P0, V0 = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=ps.dtype), np.empty(cap, dtype=np.int64)
     L = (W0, P0, V0, np.empty(cap, dtype=np.int64), np.empty(cap, dtype=ps.dtype), np.empty(cap, dtype=np.int64))
     zero = np.int64(0)
@@ -1729,7 +1730,8 @@ def first_run(p, w, c, integral, counting, window, budget, room, sizes, start_st
     ub = min(VS[1], up - pf) if limits & 2 else VS[1]
     fired = arm(IR, VR, c - its[3][1], b, ws[b], wsum, n, integral, window, fits, ps[b], VS[0], ub, bound, g, z)
     SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = state_views(state[0], state[1], state[2], state[3], n)
-    W0[0], P0[0], V0[0] = wsum, VS[0], 0  # the break solution
+    if cap:
+        W0[0], P0[0], V0[0] = wsum, VS[0], 0  # the break solution
     IR[LIST_BYTES] = 2 * cap * BYTES_PER_CANDIDATE
     IR[BUDGET_AT] = budget
     IR[MEM_BYTES] = room
@@ -1933,6 +1935,20 @@ def combine_c(WA, PA, WB, PB, c):
 
 
 # --- the compiled binding's list: two rows of buffers, the current one and the one the next merge writes --------------
+
+
+def first_rows(room, start_states):
+    """The states each of the compiled list's first six rows holds: ``start_states`` at most, within a quarter of
+    ``room`` bytes (rows grown from 2 states cost a dozen allocations in a short search), 2 where that is all the
+    room holds, and none where it holds less. Rows are counted against the limit as they are made (the list's
+    bytes), so rows the room cannot hold are not made: a search that ends at its set-up needs no list, and one
+    that would merge stops for memory before its first step (:func:`run`)."""
+    cap = room // (2 * BYTES_PER_CANDIDATE) // 4
+    if cap > start_states:
+        cap = start_states
+    if cap < 2:
+        cap = 2 if 2 * 2 * BYTES_PER_CANDIDATE <= room else 0
+    return cap
 
 
 def room_for_c(L, IR, m) -> bool:
