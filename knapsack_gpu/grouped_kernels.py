@@ -7,21 +7,24 @@ it calls in (numba wraps on overflow, silently).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .jit import compile_function as _compiled
 
 NEG = -(1 << 61)  # "unreachable" in profiles; every reachable value is above NEG // 2
 
 
-@njit(cache=True)
-def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
+@_compiled
+def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_formed, max_sums):
     """One group of the count-vector DP.
 
     K: sorted distinct base sums after the previous groups; pre[q, i]: the best prefix score (for multiplier q) of a
     count vector reaching K[i]; pmin[i]: the least noise weight such a vector must add (the sum over its groups of
     the k_j smallest a). The new sums K[i] + k * beta, k = 0..kmax, kept when lo <= sum and sum + noise <= hi (more
     items only add weight), sorted and made distinct; each keeps the best pre[q, i] + T[q, k] (per q) and the least
-    pmin[i] + amin[k] of its predecessors. Returns (K', pre', pmin', count), count the sums formed; when it exceeds
-    max_out nothing is built and the inputs come back with it.
+    pmin[i] + amin[k] of its predecessors. Returns (K', pre', pmin', formed, kept): the candidate sums formed and
+    the distinct ones kept. Where more than max_formed would be formed (each costs its key, source and count while
+    the stage runs) or more than max_sums kept, nothing more is built and the inputs come back (kept -1 where it
+    stopped at the first).
     """
     n = K.shape[0]
     nl = pre.shape[0]
@@ -32,8 +35,8 @@ def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
             x = K[i] + s
             if lo <= x and x + pmin[i] + amin[k] <= hi:
                 cnt += 1
-    if cnt > max_out:
-        return K, pre, pmin, cnt
+    if cnt > max_formed:
+        return K, pre, pmin, cnt, -1
     keys = np.empty(cnt, np.int64)
     src = np.empty(cnt, np.int64)
     ks = np.empty(cnt, np.int64)
@@ -52,6 +55,8 @@ def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
     for q in range(cnt):
         if q == 0 or keys[order[q]] != keys[order[q - 1]]:
             m += 1
+    if m > max_sums:
+        return K, pre, pmin, cnt, m
     K2 = np.empty(m, np.int64)
     pre2 = np.full((nl, m), NEG, np.int64)
     pmin2 = np.empty(m, np.int64)
@@ -69,10 +74,10 @@ def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
             v = pre[q, src[e]] + T[q, ks[e]]
             if v > pre2[q, u]:
                 pre2[q, u] = v
-    return K2, pre2, pmin2, cnt
+    return K2, pre2, pmin2, cnt, m
 
 
-@njit(cache=True)
+@_compiled
 def enumerate_vectors(stages_K, stages_pre, stages_min, betas, kmaxs, Ts, amins, final_K, r, r_term, small_term,
                       need, limit, max_steps, stop):  # fmt: skip
     """Every count vector k with sum_j k_j beta_j == final_K whose bound min_q (sum_j Ts[j][q, k_j] + r_term[q] +
@@ -141,7 +146,7 @@ def enumerate_vectors(stages_K, stages_pre, stages_min, betas, kmaxs, Ts, amins,
     return out[: min(nout, limit)], nout, steps
 
 
-@njit(cache=True)
+@_compiled
 def _small_table(w, p, X, dec):
     """S[x] = the best total p of a subset of the items with total w <= x, x = 0..X (w >= 0). Where dec has rows,
     item i's improvements of x are set as bits dec[i, x >> 6]."""
@@ -160,13 +165,13 @@ def _small_table(w, p, X, dec):
     return S
 
 
-@njit(cache=True)
+@_compiled
 def small_profile(w, p, X):
     """S[x] = the best total p of a subset of the items with total w <= x, x = 0..X (w >= 0)."""
     return _small_table(w, p, X, np.zeros((0, 1), np.uint64))
 
 
-@njit(cache=True)
+@_compiled
 def small_trace(w, p, X, x):
     """The items of a subset reaching small_profile(w, p, X)[x] (ascending positions)."""
     m = w.shape[0]
@@ -180,7 +185,7 @@ def small_trace(w, p, X, x):
     return np.flatnonzero(chosen)
 
 
-@njit(cache=True)
+@_compiled
 def _group_table(prof, a, b, k, dec):
     """T[c][x]: the best value with noise weight <= x after choosing c of a group's items (item i adds noise weight
     a[i] >= 0 and value b[i]), from T[0] = prof: T[c][x] = max(T[c][x], T[c-1][x - a[i]] + b[i]), counts c only
@@ -209,14 +214,14 @@ def _group_table(prof, a, b, k, dec):
     return T
 
 
-@njit(cache=True)
+@_compiled
 def add_group(prof, a, b, k):
     """prof[x]: the best value with noise weight <= x (NEG: none). Returns the same after choosing exactly k items of
     the group (:func:`_group_table`)."""
     return _group_table(prof, a, b, k, np.zeros((0, 0, 0), np.uint64))[k].copy()
 
 
-@njit(cache=True)
+@_compiled
 def group_trace(prof, a, b, k, x):
     """add_group with its decisions kept (one bit a cell), walked back from (k, x): the k chosen positions and the
     noise weight left for the groups before."""

@@ -58,6 +58,15 @@ except ImportError:  # the test extra: only tests/test_hypothesis.py and tests/t
     pass
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _compiled_kernels():
+    """Default solves run the compiled kernels (compiling them where numba's disk cache lacks them), whatever that
+    cache holds: the interpreted stand-in for kernels not cached yet is tested on its own (tests/test_jit.py)."""
+    from knapsack_gpu import jit
+
+    jit.end_trial()
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     random.seed(0)

@@ -301,30 +301,3 @@ def test_the_two_clis_share_their_output_without_importing_each_other():
     code = "import sys, knapsack_gpu.distributed.cli; print('knapsack_gpu.cli' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "False"
-
-
-def test_compile_ahead_of_time_and_the_notice_before_a_first_compile(monkeypatch, capsys, tmp_path):
-    """`knapsack-gpu compile` builds the states engine's kernels and the grouped solver's (here: loads them, the
-    cache is warm); a solve whose cache is cold says so first, naming the way to do it ahead of time."""
-    from knapsack_gpu import grouped_kernels, jit
-
-    assert main(["compile"]) == 0
-    assert "compiled and cached" in capsys.readouterr().out
-    assert jit.ready("i") and jit.ready("f")
-    # every entry point grouped.py calls (helpers compile inside their callers), the noise DP's traces included
-    kernels = [getattr(grouped_kernels, name) for name in dir(grouped_kernels) if not name.startswith("_")]
-    kernels = [k for k in kernels if hasattr(k, "signatures")]
-    assert len(kernels) == 6 and all(k.signatures for k in kernels)
-    monkeypatch.setattr(jit, "cache_is_warm", lambda: False)
-    assert main(["solve", str(_kp_file(tmp_path)), "--device", "cpu"]) == 0
-    err = capsys.readouterr().err
-    assert "compiling the states engine" in err and "knapsack-gpu compile" in err
-
-
-def test_the_compile_cache_is_found_where_numba_keeps_it(monkeypatch, tmp_path):
-    from knapsack_gpu import jit
-
-    jit.warm("i")
-    assert jit.cache_is_warm()  # beside the source, after the warm-up above
-    monkeypatch.setenv(jit.ENV, "0")
-    assert jit.cache_is_warm()  # nothing compiles: nothing to wait for

@@ -93,7 +93,16 @@ class Search:
         # (np.ascontiguousarray makes a new view even of a contiguous array: ~0.7 us)
         if not (p.flags.c_contiguous and w.flags.c_contiguous):
             p, w = np.ascontiguousarray(p), np.ascontiguousarray(w)
-        B = modes.host(binding, p)
+        few = meet and p.shape[0] <= mitm.DIRECT_ITEMS and p.dtype.kind != "f"  # (see _meet)
+        B = modes.host(binding, p, jit.FEW if few else jit.SEARCH)
+        # Where the compiled kernels are not cached yet the interpreted ones stand in, within the work this process
+        # gives them (jit.trial_left); past it the search starts again compiled (see run).
+        self._again = None
+        if binding is None and not B.compiled and p.dtype != object and jit.enabled():
+            options = dict(lower=lower, upper=upper, device=device, device_states=device_states, meter=meter)
+            options.update(relax=relax, depth=depth, progress=progress, first_run=first_run, meet=meet)
+            self._again = (p, w, c, options, _copy_stats(self.stats))
+            progress = None  # (the compiled search reports its own)
         if c < 0:  # nothing fits, not even a free item
             p, w = p[:0], w[:0]
         # weights are below 2**62: a larger capacity filters as 2**62 does (and fits the compiled int64)
@@ -241,6 +250,8 @@ class Search:
         """Search on; True when done, False when the next step would pass ``budget`` state updates. Where few
         items are open and the engine has done as much work as a meet in the middle over them would, that takes
         over (:mod:`.mitm`)."""
+        if self._again is not None:
+            return self._trial(budget)
         eng = self.engine
         if eng is None:
             return True
@@ -263,6 +274,32 @@ class Search:
                 return self._finish(mitm.solve(eng), "meet-in-the-middle")
             return self._finish(None, None)
         return eng.run(budget) and self._finish(None, None)
+
+    def _trial(self, budget: int | None) -> bool:
+        """:meth:`run` where the interpreted kernels stand in for compiled ones not cached yet: on within the work
+        this process has left for them (or ``budget``, the nearer), charged as :data:`knapsack_gpu.jit.CORE_UPDATES`
+        per core entry and one per state update; past it, the search starts again with the compiled kernels (they
+        compile now, and say so: a long search pays that back) and runs to ``budget``."""
+        again, self._again = self._again, None
+        st = self.stats
+        updates, core = st.state_updates, st.core
+        left = jit.trial_left()
+        limited = budget is not None and budget <= updates + left
+        try:
+            done = left > 0 and self.run(budget if limited else updates + left)
+        except StatesOverflow:  # (numpy's temporaries take more room than the compiled buffers: those may fit)
+            done = limited = False
+        jit.spend_trial(st.state_updates - updates + jit.CORE_UPDATES * (st.core - core))
+        if done:
+            return True
+        if limited:  # the caller's budget: its next call goes on (or starts again)
+            self._again = again
+            return False
+        jit.end_trial()
+        p, w, c, options, stats = again
+        self.stats.__dict__.update(vars(stats))  # (the trial's work is not the answer's)
+        self.__dict__.update(vars(Search(p, w, c, stats=self.stats, binding="compiled", **options)))
+        return self.run(budget)
 
     def _finish(self, found, how: str | None) -> bool:
         """The search has ended: its value and selection (``found``: a meet in the middle's better one)."""
@@ -310,6 +347,10 @@ class Search:
         chosen = selection_or_none(eng, eng.inc)
         sel = None if chosen is None else self._indices(chosen)
         return self.pf + eng.z, sel
+
+
+def _copy_stats(stats: StatesStats) -> StatesStats:
+    return StatesStats(**{**vars(stats), "extras": list(stats.extras)})
 
 
 def _int64(x) -> bool:

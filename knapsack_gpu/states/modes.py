@@ -115,55 +115,81 @@ def device() -> Binding:
     return _bind("device", DEVICE_OPS)
 
 
-def host(binding: str | None, p) -> Binding:
+def host(binding: str | None, p, calls: tuple[str, ...] = jit.SEARCH) -> Binding:
     """The binding a search over values ``p`` runs in: "python" or "compiled" where asked for; "ready": the
     compiled one where this process has loaded it already, else the python one (and the compiled one starts loading
-    in the background); None: the compiled one, compiling it where needed. Object arrays (Python integers) and
-    machines without numba run the python binding."""
+    in the background); None: the compiled one, except where the disk cache lacks the entry points the search calls
+    first (``calls``, see :func:`knapsack_gpu.jit.cached`) and this process's interpreted stand-in has work left
+    (:func:`knapsack_gpu.jit.trial_left`): then the python one, which the search leaves for the compiled one if it
+    runs past that work. Object arrays (Python integers) and machines without numba run the python binding."""
     if binding == "compiled" and p.dtype != object:  # a caller's choice already (a sub-search, the engine)
         return compiled()
     if binding == "python" or p.dtype == object or not jit.enabled():
         return python()
-    if binding == "ready" and not jit.ready(p.dtype.kind):
+    kind = p.dtype.kind
+    if binding == "ready" and not jit.ready(kind):
         jit.warm_in_background()
+        return python()
+    if binding is None and not jit.ready(kind) and not jit.cached(kind, calls) and jit.trial_left() > 0:
         return python()
     return compiled()
 
 
-def warm(kind: str) -> None:
-    """Compile (or load) every entry point of the compiled binding for values of numpy kind ``kind`` ("i", "f"),
-    each on a tiny instance."""
+def _tiny(kind: str):
+    """A tiny instance whose search runs every part of the engine: values of numpy kind ``kind``, weights."""
+    import numpy as np
+
+    p = np.array([7, 5, 4, 3, 3, 3, 3, 2, 9, 8], dtype=np.int64 if kind == "i" else np.float64)
+    w = np.array([5, 4, 3, 2, 2, 2, 2, 2, 7, 6], dtype=np.int64)
+    return p, w
+
+
+def warm_step(name: str, kind: str) -> None:
+    """One job of :data:`knapsack_gpu.jit.JOBS`: compile (or load) entry point ``name`` of the compiled binding
+    for values of numpy kind ``kind`` ("i", "f"), and the small ones beside it, on a tiny instance."""
     import numpy as np
 
     from . import Search, mitm
 
-    dtype = np.int64 if kind == "i" else np.float64
     B = compiled()
-    p = np.array([7, 5, 4, 3, 3, 3, 3, 2, 9, 8], dtype=dtype)
-    w = np.array([5, 4, 3, 2, 2, 2, 2, 2, 7, 6], dtype=np.int64)
-    s = Search(p, w, 12, binding="compiled")  # items, setup, init_state, arm, refresh
-    s.run(None)  # run (and everything it calls)
-    at = (1000, 256, 4)  # (the extras' sizes: any will do)
-    B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, at, 256, 0, 3, p[0], p[0])  # (any number of items)
-    eng = Search(p, w, 12, binding="compiled").engine
-    eng.run(0)
-    eng.B.gcd_and_sum(w, *eng.open_items())
-    W, P, _ = eng.host_lists()
-    B.pair_c(W, P, *eng.arrays[:16])
-    a = eng.arrays
-    B.decode(P[0], int(W[0]), 0, 0, a[0], a[1], a[16], a[17], a[6], a[7], a[9], a[10], a[11], eng.left_items, eng.n)
-    keys = p / w
-    B.break_order(keys, p, w, 12, kind == "i")
-    B.counted(12, w[:3], w[3:], 1, -2)
-    B.count_within(w, 12)
-    B.surrogate_bisect(p.astype(np.float64), w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
-    if kind == "i":
+    p, w = _tiny(kind)
+    if name == "start":
+        Search(p, w, 12, binding="compiled")  # start (items, setup, init_state), arm, refresh
+    elif name == "run":
+        Search(p, w, 12, binding="compiled").run(None)  # run (and everything it calls), open_items
+    elif name == "first_run":
+        at = (1000, 256, 4)  # (the extras' sizes: any will do)
+        B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, at, 256, 0, 3, p[0], p[0])  # (any n)
+    elif name == "meet":
+        eng = Search(p, w, 12, binding="compiled").engine
+        eng.run(0)
+        mitm.solve(eng)  # meet (half_states, combine)
+    elif name == "meet_instance":
+        Search(p, w, 12, binding="compiled", meet=True)
+    elif name == "pair_c":
+        eng = Search(p, w, 12, binding="compiled").engine
+        eng.run(0)
+        B.gcd_and_sum(w, *eng.open_items())
+        W, P, _ = eng.host_lists()
+        B.pair_c(W, P, *eng.arrays[:16])
+        a = eng.arrays
+        B.decode(P[0], int(W[0]), 0, 0, a[0], a[1], a[16], a[17], a[6], a[7], a[9], a[10], a[11], eng.left_items, eng.n)
+        B.break_order(p / w, p, w, 12, kind == "i")
+    elif name == "count_within_c":  # (whole numbers whatever the values)
+        B.counted(12, w[:3], w[3:], 1, -2)
+        B.count_within(w, 12)
+    elif name == "surrogate_bisect":  # (float64 whatever the values)
+        pf = p.astype(np.float64)
+        B.surrogate_bisect(pf, w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
+    elif name == "surrogate_case":
         B.surrogate_case(p, w, 12, np.arange(8), np.array([8, 9]), 1, 3, 30, 20)
-        mitm.solve(eng)  # half_states, combine
-        Search(p, w, 12, binding="compiled", meet=True)  # meet_instance
+    elif name == "selection_sums":
         B.selection_sums(w, p, np.array([0, 2], dtype=np.int64))
         B.items_valid(w, p)
-    B.float_items_valid(w, p.astype(np.float64))
+    elif name == "float_items_valid":
+        B.float_items_valid(w, p.astype(np.float64))
+    else:
+        raise ValueError(f"no warm-up step {name!r}")
 
 
 @cache

@@ -1,0 +1,250 @@
+"""Compiles a new user waits for (issue 51): the interpreted kernels stand in for compiled ones the disk cache lacks,
+a compile that runs says so once (with an estimate), the disk cache is looked up per entry point, `knapsack-gpu
+compile` shows every job as it ends, and after it nothing compiles inside a solve."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import HANG_S
+
+import knapsack_gpu
+from knapsack_gpu import generate, jit
+from knapsack_gpu.cli import main
+from knapsack_gpu.generate import FAMILIES
+from knapsack_gpu.states import Search
+
+README = "knapsack_gpu.solve([12, 7, 11, 8, 9], [24, 13, 23, 15, 16], 26)"
+
+
+@pytest.fixture
+def cold(monkeypatch):
+    """Solves as in a fresh environment: numba's disk cache holds none of the entry points (as far as a search's
+    choice of kernels goes), nothing is loaded, and the interpreted stand-in has all its work left."""
+    monkeypatch.setattr(jit, "_ready", set())
+    monkeypatch.setattr(jit, "cached", lambda kind, names=jit.SEARCH: False)
+    monkeypatch.setattr(jit, "_trial_left", jit.TRIAL_UPDATES)
+
+
+def _check(sol, w, v, c) -> None:
+    """The selection is feasible and worth the value reported."""
+    idx = np.asarray(sol.selected, dtype=np.int64)
+    assert int(np.asarray(w, dtype=np.int64)[idx].sum()) <= c
+    assert np.asarray(v)[idx].sum() == pytest.approx(sol.value, rel=1e-12, abs=0)
+
+
+def test_the_interpreted_stand_in_answers_as_the_compiled_kernels(cold, monkeypatch):
+    """Every family, 1 to 400 items, whole and float values: the same optimum (a tie may pick other items)."""
+    instances = [(family, n, seed) for family in FAMILIES for n in (1, 2, 5, 12, 29, 45, 120, 400) for seed in range(2)]
+    stand_ins = []
+    for family, n, seed in instances:
+        w, v, c = FAMILIES[family](np.random.default_rng(seed), n)
+        sol = knapsack_gpu.solve(w, v, c, device="cpu")
+        assert sol.stats["binding"] in ("python", None)  # (None: no search was needed)
+        stand_ins.append(sol)
+    assert sum(s.stats["binding"] == "python" for s in stand_ins) > len(instances) // 2
+    monkeypatch.undo()
+    jit.end_trial()
+    for (family, n, seed), stand_in in zip(instances, stand_ins, strict=True):
+        w, v, c = FAMILIES[family](np.random.default_rng(seed), n)
+        sol = knapsack_gpu.solve(w, v, c, device="cpu")
+        assert sol.stats["binding"] in ("compiled", None)
+        assert stand_in.value == sol.value, (family, n, seed)
+        _check(stand_in, w, v, c)
+
+
+def test_a_search_past_the_stand_ins_work_starts_again_compiled(cold, monkeypatch):
+    w, v, c = generate.circle(np.random.default_rng(1), 300, 10_000)
+    monkeypatch.setattr(jit, "_trial_left", 1000)
+    sol = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
+    assert sol.stats["binding"] == "compiled" and jit.trial_left() <= 0
+    ref = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
+    assert sol.value == ref.value and sol.selected == ref.selected
+    assert sol.stats["state_updates"] == ref.stats["state_updates"]  # (the stand-in's work is not counted)
+
+
+def test_the_stand_in_goes_on_across_a_callers_budgets(cold):
+    w, v, c = generate.circle(np.random.default_rng(2), 200, 10_000)
+    p, w = np.asarray(v, dtype=np.int64), np.asarray(w, dtype=np.int64)
+    s = Search(p, w, int(c))
+    assert s.engine.B.name == "python"
+    assert not s.run(100)  # within the caller's budget: still interpreted
+    assert s.engine.B.name == "python" and s.stats.state_updates <= 100
+    assert s.run(None) and s.engine.B.name == "python"
+    ref = Search(p, w, int(c), binding="compiled")
+    assert ref.run(None) and ref.result()[0] == s.result()[0]
+    assert jit.trial_left() < jit.TRIAL_UPDATES  # (its work is charged)
+
+
+def test_a_compile_says_so_once_and_a_warm_cache_says_nothing(tmp_path):
+    """In a fresh cache, with the stand-in's work spent, the README's example compiles the meet in the middle: one
+    notice on stderr (a default Python set-up shows the logger's warnings) with its estimate; the next process loads
+    it and says nothing. The cache then holds that entry point for whole numbers, not a search's nor floats'."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    code = f"from knapsack_gpu import jit; jit.end_trial(); import knapsack_gpu; print({README}.value)"
+    runs = [
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=HANG_S)
+        for _ in range(2)
+    ]
+    assert [r.stdout.strip() for r in runs] == ["51", "51"], [r.stderr for r in runs]
+    first, second = (r.stderr for r in runs)
+    assert first.count("compiling") == 1, first
+    assert "compiling meet_instance for int64 values (numba): about" in first and "knapsack-gpu compile" in first
+    assert "compiling" not in second, second
+    os.environ["NUMBA_CACHE_DIR"] = str(tmp_path)
+    try:
+        jit._cached.clear()
+        assert jit.cached("i", jit.FEW)
+        assert not jit.cached("f", jit.FEW) and not jit.cached("i", jit.SEARCH)
+    finally:
+        del os.environ["NUMBA_CACHE_DIR"]
+        jit._cached.clear()
+
+
+def test_a_fresh_cache_answers_a_few_items_without_numba(tmp_path):
+    """The README's example and the demo in a fresh cache: the interpreted kernels answer, numba is not even
+    imported, and nothing is said."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    code = f"import sys, knapsack_gpu; s = {README}; print(s.value, s.stats['binding'], 'numba' in sys.modules)"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=HANG_S)
+    assert r.stdout.split() == ["51", "python", "False"] and "compiling" not in r.stderr, r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "knapsack_gpu", "demo", "--no-progress", "--device", "cpu"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=HANG_S,
+    )
+    assert r.returncode == 0 and r.stdout.count("optimum") == 2 and "compiling" not in r.stderr, r.stderr
+    assert not list(tmp_path.rglob("*.nbi"))  # (nothing compiled)
+
+
+def test_the_cli_prints_the_notice_as_its_other_messages(capsys):
+    from knapsack_gpu.cli import _Notices
+
+    with _Notices():
+        jit.log.warning("compiling x (numba): about 3 s")
+    assert capsys.readouterr().err == "knapsack-gpu: compiling x (numba): about 3 s\n"
+    jit.log.warning("after")  # (the handler is gone: pytest's own capture has it)
+    assert "knapsack-gpu: after" not in capsys.readouterr().err
+
+
+def test_the_notice_names_the_entry_point_and_its_values(monkeypatch, caplog):
+    """What the compile listener says for a compile it is told of: the entry point, the values' dtype (from the
+    parameter that holds them), an estimate; nothing for a callee, a quiet thread or a compile under a second."""
+
+    class Fake:
+        def __init__(self, fn):
+            self.py_func = fn
+
+    from knapsack_gpu.states import kernels
+
+    monkeypatch.setattr(jit, "_told", set())
+    monkeypatch.setattr(jit._local, "depth", 1, raising=False)
+    with caplog.at_level("WARNING", logger="knapsack_gpu"):
+        jit._on_compile(Fake(kernels.first_run), ("array(float64, 1d, C)", "array(int64, 1d, C)"))
+        jit._on_compile(Fake(kernels.first_run), ("array(float64, 1d, C)", "array(int64, 1d, C)"))  # (once)
+        jit._on_compile(Fake(kernels.run), ["x"] * 2 + ["array(int64, 1d, C)"])
+        jit._on_compile(Fake(kernels.refresh), ["array(int64, 1d, C)"] * 2)  # (under a second)
+        with jit.quiet():
+            jit._on_compile(Fake(kernels.start), ["array(int64, 1d, C)"])
+        monkeypatch.setattr(jit._local, "depth", 2)
+        jit._on_compile(Fake(kernels.meet), ["array(int64, 1d, C)"])  # (a callee)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2
+    assert said[0].startswith("compiling first_run for float64 values (numba): about 33 s, once per environment")
+    assert said[1] == "compiling run for int64 values (numba): about 11 s"
+
+
+def test_every_entry_point_has_a_job_and_an_estimate():
+    from knapsack_gpu.states import modes
+
+    names = {name for name, _, _ in jit.JOBS}
+    assert set(jit.SEARCH + jit.FEW) <= set(jit.KERNELS)
+    assert names - {"grouped"} <= set(jit.KERNELS)
+    for _, kind, after in jit.JOBS:
+        assert all((a, kind) in {(n, k) for n, k, _ in jit.JOBS} for a in after)
+    with pytest.raises(ValueError, match="no warm-up step"):
+        modes.warm_step("nothing", "i")
+
+
+def test_compile_lists_every_job_as_it_ends(capsys):
+    """`knapsack-gpu compile` in this process (--jobs 1: here the cache is warm, it loads them): a line per job,
+    "[k/N] name (dtype) seconds", then the total."""
+    assert main(["compile", "--jobs", "1"]) == 0
+    out = capsys.readouterr()
+    assert "compiled and cached" in out.out
+    lines = [line for line in out.err.splitlines() if line.startswith("[")]
+    assert len(lines) == len(jit.JOBS)
+    for k, (line, (name, kind, _)) in enumerate(zip(lines, jit.JOBS, strict=True), 1):
+        assert line.startswith(f"[{k}/{len(jit.JOBS)}] {jit.job_label(name, kind)} ") and line.endswith(" s")
+    assert jit.ready("i") and jit.ready("f")
+    from knapsack_gpu import grouped_kernels
+
+    # every entry point grouped.py calls (helpers compile inside their callers), the noise DP's traces included
+    kernels = [getattr(grouped_kernels, name) for name in dir(grouped_kernels) if not name.startswith("_")]
+    kernels = [k for k in kernels if hasattr(k, "signatures")]
+    assert len(kernels) == 6 and all(k.signatures for k in kernels)
+
+
+def test_compile_in_worker_processes(tmp_path):
+    """The workers' path, in a cache that holds everything already (the tree's, warmed by the test above or
+    before): every job reported once, in an order that respects what each waits for."""
+    got = []
+    assert jit.compile_all(2, lambda done, total, name, kind, s: got.append((done, total, name, kind))) == 2
+    assert [g[0] for g in got] == list(range(1, len(jit.JOBS) + 1))
+    assert sorted(g[2:] for g in got) == sorted((n, k) for n, k, _ in jit.JOBS)
+    order = [g[2:] for g in got]
+    for name, kind, after in jit.JOBS:
+        assert all(order.index((a, kind)) < order.index((name, kind)) for a in after)
+
+
+def test_after_warm_nothing_compiles_inside_a_solve():
+    """`knapsack-gpu compile`'s jobs cover every entry point a solve calls: kplib-like almost strongly correlated
+    items (the surrogate's kernels), float values, a subset sum of 20 items, a few items, Jooken-like groups."""
+    from numba.core import event
+
+    from knapsack_gpu import grouped
+
+    jit.warm()
+    grouped.warm()
+    seen = []
+
+    class Record(event.Listener):
+        def on_start(self, ev):
+            fn = ev.data["dispatcher"].py_func
+            if fn.__module__.startswith("knapsack_gpu"):
+                seen.append(fn.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    rng = np.random.default_rng(4)
+    cases = [FAMILIES[f](rng, n, R=10_000) for f in ("almost-strongly", "uncorrelated") for n in (1000, 10_000)]
+    cases += [FAMILIES["float-values"](rng, 1000), FAMILIES["subset-sum"](rng, 20, R=10**6)]
+    cases += [([12, 7, 11, 8, 9], [24, 13, 23, 15, 16], 26)]
+    cases += [generate.jooken(rng, 400, 10**6, 6, 0.1, 0.001)]
+    listener = Record()
+    event.register("numba:compile", listener)
+    try:
+        for w, v, c in cases:
+            knapsack_gpu.solve(w, v, c, device="cpu")
+    finally:
+        event.unregister("numba:compile", listener)
+    assert seen == []
+
+
+def test_the_disk_cache_is_found_where_numba_keeps_it(monkeypatch, tmp_path):
+    jit.warm("i")
+    monkeypatch.setattr(jit, "_cached", {})
+    assert jit.cached("i") and jit.cached("i", jit.FEW)  # beside the source, after the warm-up above
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    jit._cached.clear()
+    assert not jit.cached("i")  # an empty cache elsewhere
+    monkeypatch.setenv(jit.ENV, "0")
+    jit._cached.clear()
+    assert jit.cached("i")  # nothing compiles: nothing to wait for
