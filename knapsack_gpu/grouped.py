@@ -99,13 +99,15 @@ class Groups:
 
 @dataclass
 class GroupedStats:
-    """What a solve did: the window width, the DP's stage sizes (distinct partial sums), the final sums in the
-    window, vectors enumerated (and the steps their walks took) and completed (of which by the noise DP, over how
-    many cells, with how many items fixed by reduced costs), and the seconds each phase took."""
+    """What a solve did: the window width, the DP's stage sizes (distinct partial sums) and the most candidate sums
+    a stage formed, the final sums in the window, vectors enumerated (and the steps their walks took) and completed
+    (of which by the noise DP, over how many cells, with how many items fixed by reduced costs), and the seconds each
+    phase took."""
 
     window: int = 0
     rounds: int = 0
     stage_sizes: list = field(default_factory=list)
+    formed: int = 0
     final_sums: int = 0
     vectors: int = 0
     walk_steps: int = 0
@@ -118,7 +120,8 @@ class GroupedStats:
 
 @dataclass(frozen=True)
 class Limits:
-    """Work the solver may do before it gives up (GroupedGiveUp): sums formed by one DP stage, vectors per final
+    """Work the solver may do before it gives up (GroupedGiveUp): distinct sums one DP stage keeps and candidate sums
+    it forms on the way (each held while the stage runs: :data:`BYTES_PER_FORMED`), vectors per final
     sum and in all, steps of the walks over the vectors (a few million a second), noise-DP cells (sum over
     completions of k_j * m_j * (r + 1)), seconds (checked between steps; the solver's planner sets none, so that
     the plan taken never depends on the machine's speed), and the bytes a noise DP's tables may take.
@@ -127,6 +130,7 @@ class Limits:
     no noise DP never pays for); None from it leaves ``noise_cells``."""
 
     stage_sums: int = 200_000_000
+    stage_formed: int = 2_000_000_000
     vectors: int = 1_000_000
     total_vectors: int = 20_000_000
     walk_steps: int = 50_000_000
@@ -324,12 +328,13 @@ class Stages:
     pre: object
     pmin: object
     sizes: list
+    formed: int = 0  # the most candidate sums a stage formed
 
 
 def dp_over_groups(tab: Tables, W: int, limits: Limits, check_time: Callable[[], None] = lambda: None) -> Stages:
     """Step 2: the distinct partial sums of the groups' bases that can still end in the window [C - W, C], each with
     its best prefix score per multiplier and least noise; GroupedGiveUp where a stage would form more than
-    ``limits.stage_sums`` sums."""
+    ``limits.stage_formed`` candidates or keep more than ``limits.stage_sums`` sums."""
     from numba.typed import List
 
     from . import grouped_kernels as kern
@@ -342,10 +347,14 @@ def dp_over_groups(tab: Tables, W: int, limits: Limits, check_time: Callable[[],
     out = Stages(List([K]), List([pre]), List([pmin]), [1])
     for j in range(len(tab.members)):
         lo = C - W - int(maxrest[j + 1])  # a sum below this cannot reach the window with the groups after j
-        beta, kmax, most = int(tab.betas[j]), int(tab.kmaxs[j]), limits.stage_sums
-        K, pre, pmin, formed = kern.dp_stage(K, pre, pmin, beta, kmax, tab.Ts[j], tab.amins[j], C, lo, most)
-        if formed > limits.stage_sums:
-            raise GroupedGiveUp(f"DP stage {j} would form {formed} sums (limit {limits.stage_sums})")
+        beta, kmax = int(tab.betas[j]), int(tab.kmaxs[j])
+        K, pre, pmin, formed, kept = kern.dp_stage(K, pre, pmin, beta, kmax, tab.Ts[j], tab.amins[j], C, lo,
+                                                   limits.stage_formed, limits.stage_sums)  # fmt: skip
+        if kept < 0:
+            raise GroupedGiveUp(f"DP stage {j} would form {formed} candidate sums (limit {limits.stage_formed})")
+        if kept > limits.stage_sums:
+            raise GroupedGiveUp(f"DP stage {j} would keep {kept} sums (limit {limits.stage_sums})")
+        out.formed = max(out.formed, formed)
         out.K.append(K)
         out.pre.append(pre)
         out.pmin.append(pmin)
@@ -530,6 +539,7 @@ def solve(
         stages = dp_over_groups(tab, W, limits, search.check_time)
         K = stages.K[-1]
         st.stage_sizes, st.final_sums = stages.sizes, len(K)
+        st.formed = max(st.formed, stages.formed)
         st.seconds["dp"] = st.seconds.get("dp", 0.0) + time.perf_counter() - t0
         t0 = time.perf_counter()
         bound = sum_bounds(tab, K, stages.pre[-1])
@@ -687,6 +697,7 @@ def _room(limits: Limits, nbytes: int, what: str) -> None:
 # (the shipped c = 1e10 ones take 0.1-4 s), a quick give-up where it is not.
 PLANNER_LIMITS = Limits(
     stage_sums=20_000_000,
+    stage_formed=100_000_000,
     vectors=1_000_000,
     total_vectors=5_000_000,
     walk_steps=50_000_000,
@@ -694,16 +705,25 @@ PLANNER_LIMITS = Limits(
 )
 # Bytes a distinct base sum holds in the DP's stages: its sum, the scores for the multipliers and the least noise.
 BYTES_PER_SUM = 8 * (len(DP_LAMS) + 2)
+# Bytes a candidate sum holds while its stage runs: its key, source and count, and the merge sort's order and buffer.
+BYTES_PER_FORMED = 40
+
+
+def peak_bytes(groups: Groups, st: GroupedStats) -> int:
+    """The most bytes a solve's DP held: every stage's sums (kept for the walks) and one stage's candidates."""
+    return BYTES_PER_SUM * (len(groups.members) + 1) * max(st.stage_sizes, default=0) + BYTES_PER_FORMED * st.formed
 
 
 def planner_limits(room: int, groups: Groups, noise_budget: Callable[[], int | None] | None = None) -> Limits:
-    """PLANNER_LIMITS within ``room`` bytes: the DP's stages (every group's sums are kept for the walks) and the
-    noise DP's tables; ``noise_budget``: see :class:`Limits`."""
+    """PLANNER_LIMITS within ``room`` bytes: half for the DP's stages (every group's sums are kept for the walks),
+    half for one stage's candidates (:func:`peak_bytes`), and the noise DP's tables; ``noise_budget``: see
+    :class:`Limits`. More room never lowers a limit: a solve that fits some room fits any larger one."""
     from dataclasses import replace
 
     per_sum = BYTES_PER_SUM * (len(groups.members) + 1)
-    stage_sums = max(1, min(PLANNER_LIMITS.stage_sums, room // per_sum))
-    return replace(PLANNER_LIMITS, stage_sums=stage_sums, memory=room, noise_budget=noise_budget)
+    stage_sums = max(1, min(PLANNER_LIMITS.stage_sums, room // (2 * per_sum)))
+    formed = max(1, min(PLANNER_LIMITS.stage_formed, room // (2 * BYTES_PER_FORMED)))
+    return replace(PLANNER_LIMITS, stage_sums=stage_sums, stage_formed=formed, memory=room, noise_budget=noise_budget)
 
 
 def warm() -> None:

@@ -14,15 +14,17 @@ NEG = -(1 << 61)  # "unreachable" in profiles; every reachable value is above NE
 
 
 @_compiled
-def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
+def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_formed, max_sums):
     """One group of the count-vector DP.
 
     K: sorted distinct base sums after the previous groups; pre[q, i]: the best prefix score (for multiplier q) of a
     count vector reaching K[i]; pmin[i]: the least noise weight such a vector must add (the sum over its groups of
     the k_j smallest a). The new sums K[i] + k * beta, k = 0..kmax, kept when lo <= sum and sum + noise <= hi (more
     items only add weight), sorted and made distinct; each keeps the best pre[q, i] + T[q, k] (per q) and the least
-    pmin[i] + amin[k] of its predecessors. Returns (K', pre', pmin', count), count the sums formed; when it exceeds
-    max_out nothing is built and the inputs come back with it.
+    pmin[i] + amin[k] of its predecessors. Returns (K', pre', pmin', formed, kept): the candidate sums formed and
+    the distinct ones kept. Where more than max_formed would be formed (each costs its key, source and count while
+    the stage runs) or more than max_sums kept, nothing more is built and the inputs come back (kept -1 where it
+    stopped at the first).
     """
     n = K.shape[0]
     nl = pre.shape[0]
@@ -33,8 +35,8 @@ def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
             x = K[i] + s
             if lo <= x and x + pmin[i] + amin[k] <= hi:
                 cnt += 1
-    if cnt > max_out:
-        return K, pre, pmin, cnt
+    if cnt > max_formed:
+        return K, pre, pmin, cnt, -1
     keys = np.empty(cnt, np.int64)
     src = np.empty(cnt, np.int64)
     ks = np.empty(cnt, np.int64)
@@ -53,6 +55,8 @@ def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
     for q in range(cnt):
         if q == 0 or keys[order[q]] != keys[order[q - 1]]:
             m += 1
+    if m > max_sums:
+        return K, pre, pmin, cnt, m
     K2 = np.empty(m, np.int64)
     pre2 = np.full((nl, m), NEG, np.int64)
     pmin2 = np.empty(m, np.int64)
@@ -70,7 +74,7 @@ def dp_stage(K, pre, pmin, beta, kmax, T, amin, hi, lo, max_out):
             v = pre[q, src[e]] + T[q, ks[e]]
             if v > pre2[q, u]:
                 pre2[q, u] = v
-    return K2, pre2, pmin2, cnt
+    return K2, pre2, pmin2, cnt, m
 
 
 @_compiled

@@ -516,7 +516,7 @@ def _grouped(
             why = f"the grouped solver gave up: {exc}"
             stats["grouped"] = {"gave_up": str(exc)}
         else:
-            meter.note_peak(grouped.BYTES_PER_SUM * (len(groups.members) + 1) * max(gst.stage_sizes, default=0))
+            meter.note_peak(grouped.peak_bytes(groups, gst))
             stats.update(
                 strategy="grouped",
                 backend=None,

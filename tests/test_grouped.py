@@ -240,6 +240,36 @@ NEW_OPTIMA = {
 }
 
 
+def test_planner_limits_grow_with_the_room_and_hold_the_peak():
+    """The planner's limits only grow with the room, so a solve that fits some memory fits any more; a solve within
+    them keeps its peak (peak_bytes) inside the room. Stages form many more candidate sums than they keep: a limit on
+    kept sums once counted the formed ones, and the shipped c = 1e10, g = 14 ones gave way at 4 GB that fit in 0.5."""
+    w, v, cap = jooken(np.random.default_rng(3), 300, 3 * 10**6, 14, 0.1, 0.001, 30)
+    groups = grouped.detect(w, v, cap)
+    fields = ("stage_sums", "stage_formed", "memory")
+    rooms = [2**k for k in range(16, 36, 2)]
+    limits = [grouped.planner_limits(room, groups) for room in rooms]
+    for a, b in zip(limits, limits[1:], strict=False):
+        assert all(getattr(a, f) <= getattr(b, f) for f in fields)
+    best = knapsack_gpu.solve(w, v, cap, strategy="dense", device="cpu").value
+    solved = []
+    for room, lim in zip(rooms, limits, strict=True):
+        st = grouped.GroupedStats()
+        try:
+            value, _ = grouped.solve(w, v, cap, groups=groups, limits=lim, stats=st)
+        except grouped.GroupedGiveUp:
+            solved.append(False)
+            continue
+        solved.append(True)
+        assert value == best and grouped.peak_bytes(groups, st) <= room
+        assert st.formed > max(st.stage_sizes)  # the case the old limit miscounted
+    assert solved == sorted(solved) and any(solved) and not all(solved), solved  # monotone: gives way, then solves
+    st = grouped.GroupedStats()
+    grouped.solve(w, v, cap, groups=groups, stats=st)
+    room = 4 * grouped.peak_bytes(groups, st)  # the DP's own peak, with room to spare, is enough
+    assert grouped.solve(w, v, cap, groups=groups, limits=grouped.planner_limits(room, groups))[0] == best
+
+
 def test_values_must_be_whole_numbers():
     """The solver works in int64: fractional values would be truncated into a wrong optimum, so they are refused;
     whole numbers in a float array are taken as they are."""
