@@ -277,7 +277,10 @@ def worker_main() -> int:
         t = time.perf_counter()
         try:
             _hooked(name)
-            sol = knapsack_gpu.solve(fi.weights, fi.values, fi.capacity, **kwargs)
+            if method == SPLIT:
+                sol = other_split(fi.weights, fi.values, fi.capacity)
+            else:
+                sol = knapsack_gpu.solve(fi.weights, fi.values, fi.capacity, **kwargs)
             if kwargs["device"].startswith("cuda"):
                 torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 (an error row: what the solver raised)
@@ -639,11 +642,43 @@ def make_row(task: dict, result: dict, files: dict[str, Path], known: dict[str, 
 # The independent check of combo's failures
 
 
-def verify_methods(row: dict, cuda: bool) -> list[tuple[str, str | None, str | None]]:
-    """(method, device, or None and why it is not run) for a solved row: the other engine, and the dense DP
-    ("pruned"). A method is the strategy solve() is given."""
+# A cross-check, not an independent method: the grouped solver again on another split of the items (each group's
+# lightest weight as its base instead of the affine fit that halves: other partial sums, stages up to 3e7 of them,
+# other walks and bounds; the same decomposition, so a shared error in it would pass).
+SPLIT = "grouped-split"
+METHODS = ("states", "grouped", "pruned", SPLIT)
+
+
+def other_split(weights, values, capacity):
+    """The grouped solver's optimum and selection on the split without the halving fit, as a Solution-like
+    object (the worker reads value, selected and stats)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from knapsack_gpu import grouped
+
+    w, v = np.asarray(weights, dtype=np.int64), np.asarray(values, dtype=np.int64)
+    split = grouped.detect(w, v, capacity, halving=False)
+    if split is None:
+        raise ValueError("no groups on this split")
+    st = grouped.GroupedStats()
+    value, selected = grouped.solve(w, v, capacity, groups=split, stats=st)
+    reason = f"{len(split.members)} groups on their lightest weights, stages up to {max(st.stage_sizes)} sums"
+    stats = {"strategy": SPLIT, "plan_reason": reason, "peak_bytes": grouped.peak_bytes(split, st)}
+    return SimpleNamespace(value=value, selected=selected, stats=stats)
+
+
+def verify_methods(row: dict, cuda: bool, wanted=METHODS) -> list[tuple[str, str | None, str | None]]:
+    """(method, device, or None and why it is not run) for a solved row, of those ``wanted``: the other engine, the
+    dense DP ("pruned") and, where the grouped solver answered, it again on another split (:data:`SPLIT`). A method
+    is the strategy solve() is given."""
     other = "grouped" if row.get("strategy") == "states" else "states"
-    methods = [(other, "cpu", None)]
+    methods = [(other, "cpu", None)] if other in wanted else []
+    if row.get("strategy") == "grouped" and SPLIT in wanted:
+        methods.append((SPLIT, "cpu", None))
+    if "pruned" not in wanted:
+        return methods
     cells = (row["n"] or 0) * ((row["capacity"] or row["c"] or 0) + 1)
     if cuda:
         methods.append(("pruned", "cuda", None))
@@ -665,18 +700,21 @@ def verify(args) -> int:
     import torch
 
     cuda = torch.cuda.is_available()
+    wanted = tuple(m.strip() for m in args.verify_methods.split(","))
+    if not set(wanted) <= set(METHODS):
+        raise SystemExit(f"jooken_sweep: --verify-methods takes {', '.join(METHODS)}; got {args.verify_methods!r}")
     out = Appender(out_path)
     try:
         run = new_run(out, runs, args, folder, len(files), "verify")
         tasks = []
         for r in targets:
             if r["status"] != "ok":
-                for method, _, _ in verify_methods(r, cuda):
+                for method, _, _ in verify_methods(r, cuda, wanted):
                     if args.redo or (r["name"], method) not in checks:
                         out.write({"kind": "verify", "name": r["name"], "method": method, "status": "not checked",
                                    "why": f"the sweep did not solve it ({r['status']})", "run": run})  # fmt: skip
                 continue
-            for method, device, why in verify_methods(r, cuda):
+            for method, device, why in verify_methods(r, cuda, wanted):
                 if not args.redo and (r["name"], method) in checks:
                     continue
                 if why:
@@ -920,9 +958,12 @@ def markdown(runs: list[dict], rows: list[dict], summary: dict, unknown: list[di
         f"{len(unknown)} of the instances swept have no optimum in optima.csv (-1: combo failed); "
         f"{len(solved_unknown)} of them solved here, each optimum published with its selection in "
         "jooken-unknown-optima.json (weight and value summed from the file apart from the solver). "
-        f"Confirmed by another exact method (`--verify`): {len(confirmed)}"
-        + (f" ({', '.join(f'{k} {v}' for k, v in methods.most_common())})" if methods else "")
-        + "; each other one says there why it was not checked.",
+        f"Confirmed by another exact method (`--verify`): "
+        f"{sum(1 for u in confirmed if set(u['checked_by']) - {SPLIT})}"
+        + (f" (by method: {', '.join(f'{k} {v}' for k, v in methods.most_common())})" if methods else "")
+        + f"; each other one says there why it was not checked. {SPLIT} is the grouped solver again on another split "
+        "of the items (each group's lightest weight as its base, no halving fit): other sums, walks and bounds, the "
+        "same decomposition, so it cross-checks the code and is not counted as an independent method.",
         "",
     ]
     return "\n".join(md)
@@ -949,6 +990,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", action="store_true", help="only write the report from the rows file")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("--verify", action="store_true", help="check combo's failures by another exact method")
+    p.add_argument("--verify-methods", default=",".join(METHODS),
+                   help=f"the checks --verify runs, of {', '.join(METHODS)} (default: all that apply; {SPLIT}: "
+                   "the grouped solver on another split: a cross-check of the code, not another method)")  # fmt: skip
     p.add_argument("--verify-limit", type=float, default=600.0, help="seconds a check may take (default 600)")
     p.add_argument("--verify-memory", type=parse_bytes, default=parse_bytes("8GB"),
                    help="the memory_limit of a check on the CPU (default 8GB)")  # fmt: skip

@@ -164,11 +164,12 @@ def test_a_sweep_records_every_outcome_resumes_and_reports(fake_set, tmp_path, m
     assert sweep.main(["--set", str(root), "--out", str(out), "--results-dir", str(res), "--verify"]) == 0
     checks = [r for r in lines(out) if r["kind"] == "verify"]
     other = "grouped" if unknown["strategy"] == "states" else "states"
+    expect = ["pruned", other] + ([sweep.SPLIT] if unknown["strategy"] == "grouped" else [])
     assert sorted((c["name"], c["method"], c["status"]) for c in checks) == sorted(
-        [(unknown["name"], "pruned", "confirmed"), (unknown["name"], other, "confirmed")]
+        (unknown["name"], m, "confirmed") for m in expect
     )
     unk = json.loads((res / "jooken-unknown-optima.json").read_text())["instances"]
-    assert sorted(unk[0]["checked_by"]) == sorted(["pruned", other])
+    assert sorted(unk[0]["checked_by"]) == sorted(expect)
     assert "Confirmed by another exact method (`--verify`): 1" in (res / "JOOKEN-SWEEP.md").read_text()
     n = len(lines(out))
     assert sweep.main(["--set", str(root), "--out", str(out), "--results-dir", str(res), "--verify"]) == 0
@@ -178,7 +179,17 @@ def test_a_sweep_records_every_outcome_resumes_and_reports(fake_set, tmp_path, m
 def test_a_dense_check_too_large_for_the_cpu_says_why():
     row = {"n": 1000, "c": 10**10, "capacity": 10**10, "strategy": "grouped"}
     methods = sweep.verify_methods(row, cuda=False)
-    assert methods[0] == ("states", "cpu", None)
-    assert methods[1][0] == "pruned" and methods[1][1] is None and "no CUDA" in methods[1][2]
-    assert sweep.verify_methods(row, cuda=True)[1] == ("pruned", "cuda", None)
-    assert sweep.verify_methods({**row, "strategy": "states"}, cuda=False)[0][0] == "grouped"
+    assert methods[:2] == [("states", "cpu", None), (sweep.SPLIT, "cpu", None)]
+    assert methods[2][0] == "pruned" and methods[2][1] is None and "no CUDA" in methods[2][2]
+    assert sweep.verify_methods(row, cuda=True)[2] == ("pruned", "cuda", None)
+    assert [m for m, _, _ in sweep.verify_methods({**row, "strategy": "states"}, cuda=False)] == ["grouped", "pruned"]
+    assert sweep.verify_methods(row, cuda=False, wanted=(sweep.SPLIT,)) == [(sweep.SPLIT, "cpu", None)]
+
+
+def test_the_other_split_solves_as_the_grouped_solver_does():
+    from knapsack_gpu import grouped
+
+    w, v, cap = jooken(np.random.default_rng(2), 60, 10**5, 6, 0.2, 1e-4, 50)
+    got = sweep.other_split(w.tolist(), v.tolist(), cap)
+    assert got.value == grouped.solve(w, v, cap)[0] == reference_dp(w.tolist(), v.tolist(), cap)[0]
+    assert sum(w[i] for i in got.selected) <= cap and sum(v[i] for i in got.selected) == got.value
