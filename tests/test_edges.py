@@ -289,6 +289,37 @@ def test_a_limit_just_above_the_per_item_state_is_never_exceeded(jit_env, monkey
                 assert sol.value == best
 
 
+@pytest.mark.parametrize(
+    "weights, values, capacity",
+    [
+        (
+            [771, 833, 785, 195, 109, 986, 5, 956, 402, 348, 587, 338],
+            [421, 933, 264, 295, 283, 986, 952, 1056, 484, 792, 587, 438],
+            4350,
+        ),
+        ([4987, 4421, 3618, 165, 7862, 5857, 1328, 4305, 7962, 6437, 7527], None, 53592),  # (values: the weights)
+    ],
+    ids=["uncorrelated-12", "subset-sum-11"],
+)
+def test_a_limit_that_solves_solves_at_every_larger_limit(weights, values, capacity):
+    """Issue 50: the compiled list's spare row grew to twice its size wherever that fitted the limit, so a larger
+    limit could hold a row grown past what the merges needed and refuse a step that a smaller limit, its rows grown
+    exactly, took (solved at 3,312 bytes, refused at 3,360, solved again at 3,408)."""
+    values = weights if values is None else values
+    best = knapsack_gpu.solve(weights, values, capacity, device="cpu").value
+    held = knapsack_gpu.solver.held_bytes(len(weights), "cpu")
+    solved = []
+    for limit in range(held, held + 2400, 16):
+        try:
+            sol = knapsack_gpu.solve(weights, values, capacity, device="cpu", memory_limit=limit)
+        except MemoryError:
+            assert not solved, f"solved at {solved[0]} bytes, refused at {limit}"
+            continue
+        assert sol.value == best and sol.stats["peak_bytes"] <= limit
+        solved.append(limit)
+    assert solved
+
+
 def test_a_solution_lists_its_items_on_demand_and_compares_by_them():
     """Solution.indices is the array the solver made; Solution.selected the same items as Python ints, made once;
     two solutions are equal when value, weight and items are (stats aside)."""

@@ -1953,8 +1953,8 @@ def first_rows(room, start_states):
 
 def room_for_c(L, IR, m) -> bool:
     """Whether a merge of m candidates fits IR[MEM_BYTES]: the spare row grows to m + 1 states (the merged list and
-    the guard the next merge writes past it: :func:`_runs`), or twice its size where that fits, so that growth is
-    amortised, while the current row is alive."""
+    the guard the next merge writes past it: :func:`_runs`), or twice its size where the rows stay within a quarter
+    of the room (:func:`_grow`), so that growth is amortised, while the current row is alive."""
     cW, sW = L[0], L[3]
     if sW.shape[0] > m:
         return True
@@ -1963,9 +1963,14 @@ def room_for_c(L, IR, m) -> bool:
 
 
 def _grow(L, IR, m):
+    """The spare row grown to hold a merge of m candidates: to twice its size (amortised growth) while the two
+    rows stay within a quarter of IR[MEM_BYTES], else to m exactly. Rows grown past what the merges asked for near
+    the limit would let a larger limit refuse a step that a smaller one, its rows grown exactly, takes. Within a
+    quarter, a step refused (current row + m + 1 > the room, so m + 1 > 3/4 of it) needs more than the room with
+    exact rows too (the list's m / 2 states and the merge's m + 1): accepted limits are monotone."""
     cW, cP, cV, sW, sP, sV = L
     want = max(m, 2 * sW.shape[0])
-    if (cW.shape[0] + want) * BYTES_PER_CANDIDATE > IR[MEM_BYTES]:
+    if (cW.shape[0] + want) * BYTES_PER_CANDIDATE > IR[MEM_BYTES] // 4:
         want = m
     sW = np.empty(want, dtype=cW.dtype)
     sP = np.empty(want, dtype=cP.dtype)
