@@ -185,3 +185,24 @@ def test_few_items_where_no_search_is_needed(binding):
         assert (got, sel.tolist()) == (value, chosen), c
         assert "meet-in-the-middle" not in st.extras and st.state_updates == 0
         assert s.totals is None or s.totals == (sum(int(w[i]) for i in chosen), value)
+
+
+@pytest.mark.parametrize("seed", [4, 9])
+def test_the_engine_hands_over_once_the_gap_has_fixed_enough_items(seed):
+    """Issue 50: the engine weighed the handover once, at its first look; where a meet over the items open then did
+    not fit (here the memory limit; past 46 items the item limit), it never looked again, though a rising z fixes
+    items as the list grows, and built its list until the limit ended it (a MemoryError at 16 MB here; over 58 items
+    near 2**50 with 44 tied, lists of 1.6e8 states for 12 s and more). It counts the open items again as its
+    updates double, and hands over to a meet over the 25-27 tied items left."""
+    rng = np.random.default_rng(seed)
+    tied = int(rng.integers(22, 30))
+    w = [int(x) for x in rng.integers(2**40, 2**50, 40)]
+    v = [x * 3 // 2 for x in w[:tied]]  # efficiency 3/2 to within 2**-40: no bound fixes these
+    e = float(10.0 ** rng.uniform(-7, -4))  # the rest are 1e-7 to 1e-4 more or less efficient
+    v += [int(x * 3 / 2 * (1 + e * rng.choice([-1, 1]) * rng.uniform(0.5, 2))) for x in w[tied:]]
+    c = int(sum(w) * rng.uniform(0.3, 0.7))
+    limit = 16_000_000  # a meet over all 40 items needs ~100 MB: at the first look it does not fit
+    sol = knapsack_gpu.solve(w, v, c, device="cpu", memory_limit=limit)
+    check(v, w, c, sol.value, sol.indices, meet_in_the_middle(w, v, c))
+    assert "meet-in-the-middle" in sol.stats["extras"] and sol.stats["core"] > 0  # (the engine's, then the meet)
+    assert sol.stats["peak_bytes"] <= limit
