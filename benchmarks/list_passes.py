@@ -33,7 +33,9 @@ from perf_profile import _instance  # noqa: E402
 
 from knapsack_gpu import solve  # noqa: E402
 from knapsack_gpu.states import engine, modes  # noqa: E402
-from knapsack_gpu.states import kernels as K  # noqa: E402
+from knapsack_gpu.states.kernels import registers as K  # noqa: E402
+from knapsack_gpu.states.kernels.merge import _fusable, _head  # noqa: E402
+from knapsack_gpu.states.kernels.search import _bit  # noqa: E402
 
 
 class _Silent:
@@ -78,13 +80,13 @@ def steps(copies: list[dict]) -> list[tuple]:
         IR, BUF = cp["IR"], cp["BUF"]
         for side, sign in ((K.RIGHT, 1), (K.LEFT, -1)):
             SR = cp["SR"].copy()
-            u = int(K._head(SR, BUF, side))
+            u = int(_head(SR, BUF, side))
             if u < 0:
                 continue
             SR[side, K.BPOS] += 1  # the step pops u, as run() does
-            if K._fusable((cp["W"], cp["P"]), IR, cp["VR"], SR, BUF, cp["UP"], cp["UW"], u, sign):
-                t, s = int(K._head(SR, BUF, K.RIGHT)), int(K._head(SR, BUF, K.LEFT))
-                bit = K._bit(int(IR[K.ENTRIES]) % int(IR[K.WINDOW]))  # the bit the search's step sets
+            if _fusable((cp["W"], cp["P"]), IR, cp["VR"], SR, BUF, cp["UP"], cp["UW"], u, sign):
+                t, s = int(_head(SR, BUF, K.RIGHT)), int(_head(SR, BUF, K.LEFT))
+                bit = _bit(int(IR[K.ENTRIES]) % int(IR[K.WINDOW]))  # the bit the search's step sets
                 out.append((cp, u, sign, bit, t, s))
     return out
 

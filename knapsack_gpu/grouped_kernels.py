@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import compile_function as _compiled
+from .numba_jit import compile_function as _compiled
 
 NEG = -(1 << 61)  # "unreachable" in profiles; every reachable value is above NEG // 2
 

@@ -1,483 +1,43 @@
-"""numba, guarded in one place: whether the compiled kernels may run, how they compile, and what a user is told.
+"""Compiling ahead of use: ``knapsack-gpu compile`` (:func:`compile_all`) and :func:`warm`.
 
-The kernels (:mod:`knapsack_gpu.states.kernels`, :mod:`knapsack_gpu.grouped_kernels`) compile with
-``numba.njit(cache=True)`` on first use, entry point by entry point (a few seconds to half a minute each on a 2-core
-VM), then load from numba's disk cache (``__pycache__`` beside the source, or a per-user cache directory where that is
-read-only; ``NUMBA_CACHE_DIR`` moves it). ``knapsack-gpu compile`` (:func:`compile_all`) compiles every one ahead of
-time in parallel worker processes. Without numba, or with ``KNAPSACK_GPU_JIT=0``, the states engine's kernels run
-interpreted with numpy list operations, exact and slower: one warning says so.
-
-Nothing waits for a compile unasked:
-
-- a search whose kernels the disk cache does not hold yet runs the interpreted ones (the "python" binding) while its
-  work stays small (:data:`TRIAL_UPDATES` a process): a few items or a short search answer in milliseconds where a
-  compile would take a minute; a search that goes past it starts again compiled (:class:`knapsack_gpu.states.Search`);
-- a compile that runs in the foreground says so first, once, with an estimate: a WARNING of the "knapsack_gpu" logger
-  (a default Python set-up prints it on stderr; the CLI prints it as its other messages);
-- callers that must not wait at all (the torch.compile plug-in's solves) ask for the "ready" binding: the compiled
-  kernels where this process has them already (:func:`ready`), else the interpreted ones while a background thread
-  loads the compiled ones (:func:`warm_in_background`).
+Every entry point of the states engine (both value kinds) and of the grouped solver compiles into numba's disk
+cache, job by job (:data:`knapsack_gpu.numba_jit.JOBS`), in parallel worker processes; later processes load them.
+numba itself (whether the compiled kernels may run, how they compile, the disk cache's lookup, the notices) is
+guarded in :mod:`knapsack_gpu.numba_jit`, which the solvers import: this module sits above them (it runs them on tiny
+instances), and names :func:`enabled` and :func:`ready` for the callers that ask it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import io
-import logging
 import os
-import pickle
-import threading
 import time
-import warnings
-from contextlib import contextmanager
 
-from . import env
+from . import numba_jit
+from .numba_jit import CHAIN_SECONDS, COMPILE_SECONDS, JOBS, enabled, job_label, ready
 
-ENV = "KNAPSACK_GPU_JIT"
-log = logging.getLogger("knapsack_gpu")
-_warned = False
-
-
-def enabled() -> bool:
-    """Whether the compiled kernels may be used: numba is importable and ``KNAPSACK_GPU_JIT`` is not "0"."""
-    if env.get(ENV, "1").strip().lower() in ("0", "off", "false", "no"):
-        return False
-    if not _installed():
-        _warn()
-        return False
-    return True
-
-
-_found: bool | None = None
-
-
-def _installed() -> bool:
-    """Whether numba is installed (looked up once: a search of sys.path costs tens of microseconds)."""
-    global _found
-    if _found is None:
-        _found = importlib.util.find_spec("numba") is not None
-    return _found
-
-
-def _warn() -> None:
-    global _warned
-    if not _warned:
-        _warned = True
-        warnings.warn(
-            "numba is not installed: the states engine runs its kernels interpreted with numpy list operations, "
-            "exact but 10-100x slower on small and medium instances; pip install numba (0.68+) for the compiled "
-            "engine",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-
-
-def compile_function(fn, inline: bool = False):
-    """``fn`` compiled lazily (on its first call) with a disk cache; nogil so that other threads run meanwhile."""
-    import numba
-
-    _set_up()
-    return numba.njit(cache=True, nogil=True, inline="always" if inline else "never")(fn)
-
-
-# --- the entry points: what Python calls, what each compiles, and how long -------------------------------------------
-
-# Every compiled function Python calls (the states engine's through a binding, the grouped solver's directly), with
-# the parameter that holds the values (its dtype tells a whole-number search's overload from a float one's; None:
-# the same overload serves both) and how long a compile of it takes in a fresh cache, its callees included: seconds
-# for int64 and float64 values, measured on the 2-core VM (one process, the other core idle; a machine 3x slower
-# took 3x as long). The notice before a compile quotes them; none is given below a second.
-KERNELS: dict[str, tuple[str, str | None, float, float]] = {
-    # name: (module, values parameter, seconds int64, seconds float64)
-    "first_run": ("kernels", "p", 33.0, 33.0),  # (start 16 + run 11 + its own 7)
-    "start": ("kernels", "p", 16.0, 16.0),
-    "run": ("kernels", "VR", 11.0, 11.0),
-    "arm": ("kernels", "VR", 0.4, 0.4),
-    "refresh": ("kernels", "VR", 0.3, 0.3),
-    "init_state": ("kernels", "p", 1.1, 1.1),
-    "setup_c": ("kernels", "p", 10.5, 10.5),
-    "items_c": ("kernels", "p", 0.6, 0.6),
-    "open_items": ("kernels", "d", 0.3, 0.3),
-    "gcd_and_sum": ("kernels", None, 0.3, 0.3),
-    "pair_c": ("kernels", "P", 1.4, 1.4),
-    "decode": ("kernels", "P", 0.4, 0.4),
-    "break_order_c": ("kernels", "p", 8.4, 8.4),
-    "counted_c": ("kernels", None, 1.1, 1.1),
-    "count_within_c": ("kernels", None, 2.0, 2.0),
-    "surrogate_bisect": ("kernels", None, 1.4, 1.4),
-    "surrogate_case": ("kernels", "P", 3.0, 3.0),
-    "meet": ("kernels", "p", 5.0, 5.0),
-    "meet_instance": ("kernels", "p", 9.0, 9.0),  # (meet 5 and its own)
-    "combine_c": ("kernels", "PA", 0.3, 0.3),
-    "selection_sums": ("kernels", "v", 0.3, 0.3),
-    "items_valid": ("kernels", None, 0.2, 0.2),
-    "float_items_valid": ("kernels", None, 0.2, 0.2),
-    "dp_stage": ("grouped_kernels", None, 2.8, 2.8),
-    "enumerate_vectors": ("grouped_kernels", None, 2.4, 2.4),
-    "small_profile": ("grouped_kernels", None, 0.5, 0.5),
-    "small_trace": ("grouped_kernels", None, 0.5, 0.5),
-    "add_group": ("grouped_kernels", None, 0.6, 0.6),
-    "group_trace": ("grouped_kernels", None, 0.5, 0.5),
-}
-DTYPES = {"i": "int64", "f": "float64"}
-
-# The jobs of `knapsack-gpu compile` and :func:`warm`: (job, values kind: "i", "f" or "" where one overload serves
-# both, the jobs of that kind it waits for). Each job runs one entry point (and the few small ones beside it) on a
-# tiny instance (:func:`knapsack_gpu.states.modes.warm_step`; "grouped": the grouped solver's, :func:`grouped.warm`).
-# Longest chains first: a job starts once the jobs it waits for have put their kernels in the disk cache, so that it
-# loads them instead of compiling them again (first_run calls start and run).
-JOBS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("start", "f", ()),
-    ("start", "i", ()),
-    ("run", "f", ("start",)),
-    ("run", "i", ("start",)),
-    ("first_run", "f", ("start", "run")),
-    ("first_run", "i", ("start", "run")),
-    ("meet", "i", ("start",)),
-    ("meet_instance", "i", ("meet",)),
-    ("grouped", "", ()),
-    ("count_within_c", "", ()),
-    ("surrogate_case", "i", ()),
-    ("surrogate_bisect", "", ()),
-    ("pair_c", "f", ("start", "run")),
-    ("pair_c", "i", ("start", "run")),
-    ("selection_sums", "i", ()),
-    ("float_items_valid", "", ()),
-)
-# Seconds of the jobs above one after the other in a fresh cache on the 2-core VM (74-75 s), and the longest chain
-# of jobs that wait for each other (start, run, first_run: ~34 s) with a worker's start-up: what `knapsack-gpu
-# compile` tells before it starts. Two workers there took 43 s.
-COMPILE_SECONDS = 75.0
-CHAIN_SECONDS = 40.0
-# Seconds of :func:`warm` for each value kind in a fresh cache on the 2-core VM (the kind-free jobs with "i")
-WARM_SECONDS = {"i": 42.0, "f": 31.0}
-# What a search calls first, compiled (:func:`knapsack_gpu.states.modes.host`): a meet in the middle at once over a
-# few items, or the expanding core's set-up and first run.
-FEW = ("meet_instance",)
-SEARCH = ("first_run", "start", "arm", "run")
-
-
-def job_label(name: str, kind: str) -> str:
-    """How progress names a job: "first_run (int64)", "grouped solver"."""
-    if name == "grouped":
-        return "grouped solver"
-    return f"{name} ({DTYPES[kind]})" if kind else name
-
-
-# --- the disk cache: whether it holds an entry point, looked up without importing numba --------------------------
-
-
-def _cache_dir(source: str) -> str:
-    """Where numba keeps the disk cache of functions defined in ``source``, as its locators pick it:
-    ``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the source where that is writable, else the per-user cache."""
-    folder = os.path.dirname(os.path.abspath(source))
-    sub = f"{os.path.basename(folder)}_{hashlib.sha1(folder.encode()).hexdigest()}"
-    user = os.environ.get("NUMBA_CACHE_DIR")
-    if user:
-        return os.path.join(user, sub)
-    tree = os.path.join(folder, "__pycache__")
-    if os.access(tree if os.path.isdir(tree) else folder, os.W_OK):
-        return tree
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "numba", sub)
-
-
-class _Signatures(pickle.Unpickler):
-    """Reads a numba cache index without numba: its types come back as their names ("array(int64, 1d, C)"), and
-    nothing but numba's types and the plain containers around them is accepted."""
-
-    def find_class(self, module, name):
-        if module.split(".")[0] == "numba":
-            if name == "_type_reconstructor":
-                return _type_name
-            return type(name, (), {"__init__": lambda self, *a, **k: None})
-        if (module, name) in (("copyreg", "_reconstructor"), ("builtins", "object")):
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name}")
-
-
-def _type_name(reconstructor, args, state) -> str:
-    return state.get("name", "?") if isinstance(state, dict) else "?"
-
-
-def _dtype(type_name: str) -> str:
-    """The dtype a numba type names: int64 of "array(int64, 1d, C)" or of "int64"."""
-    return type_name[6:].split(",")[0] if type_name.startswith("array(") else type_name
-
-
-def _index_signatures(path: str, stamp: bytes, version: str) -> list[tuple]:
-    """The argument types (names) of every overload a fresh cache index at ``path`` holds ([] if none: no index,
-    another numba, a stale source stamp, or a layout this reader does not know)."""
-    try:
-        with open(path, "rb") as f:
-            if pickle.load(f) != version:
-                return []
-            data = f.read()
-        got, overloads = _Signatures(io.BytesIO(data)).load()
-        return [tuple(key[0]) for key in overloads] if got == stamp else []
-    except Exception:  # noqa: BLE001 (any unreadable index: the compile it stands for is simply not counted)
-        return []
-
-
-_cached: dict[tuple[str, tuple[str, ...]], bool] = {}
-
-
-def cached(kind: str, names: tuple[str, ...] = SEARCH) -> bool:
-    """Whether numba's disk cache holds compiled entry points ``names`` (of :data:`KERNELS`) for values of numpy
-    kind ``kind`` ("i" or "f"): their index files beside the source's cache (wherever numba keeps it) are fresh (the
-    source's hash) and name an overload for that dtype. Read without importing numba (~1 ms); remembered until this
-    process compiles something. True where nothing compiles (numba missing, KNAPSACK_GPU_JIT=0)."""
-    key = (kind, names)
-    got = _cached.get(key)
-    if got is None:
-        got = _cached[key] = not enabled() or _look_up(kind, names)
-    return got
-
-
-def _look_up(kind: str, names: tuple[str, ...]) -> bool:
-    import sys
-    from importlib.metadata import version
-
-    try:
-        numba_version = version("numba")
-    except Exception:  # noqa: BLE001 (numba found but its metadata is not: the lookup cannot tell)
-        return False
-    tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
-    stamps: dict[str, tuple[str, bytes]] = {}
-    for name in names:
-        module, values, _, _ = KERNELS[name]
-        fn = _function(module, name)
-        if module not in stamps:  # (numba's stamp: the hash of the source file)
-            source = fn.__code__.co_filename
-            with open(source, "rb") as f:
-                stamps[module] = (source, hashlib.sha256(f.read()).digest())
-        source, stamp = stamps[module]
-        base = f"{module}.{name}-{fn.__code__.co_firstlineno}.{tag}.nbi"
-        sigs = _index_signatures(os.path.join(_cache_dir(source), base), stamp, numba_version)
-        at = fn.__code__.co_varnames.index(values) if values else None
-        if not any(at is None or (at < len(s) and _dtype(s[at]) == DTYPES[kind]) for s in sigs):
-            return False
-    return True
-
-
-def _function(module: str, name: str):
-    """The Python function behind entry point ``name`` (the source numba compiles)."""
-    if module == "kernels":
-        from .states import kernels
-
-        return getattr(kernels, name)
-    from . import grouped_kernels
-
-    return getattr(grouped_kernels, name).py_func
-
-
-# --- the interpreted stand-in's work -------------------------------------------------------------------------------
-
-# A search whose compiled entry points the disk cache does not hold runs the interpreted kernels for up to this much
-# work in a process (all such searches together), then compiles: ~2 s of the python binding on the 2-core VM, against
-# 30-70 s to compile, counted as state updates (~15 ns each there on long lists) plus CORE_UPDATES for each unit that
-# entered a core (~27 us of Python a step; a fit over 168 searches of 14 families, 30-10,000 items, 2-40x off on
-# the few smallest). The demo's and the README's instances take under 1 %.
-TRIAL_UPDATES = 130_000_000
-CORE_UPDATES = 1_800
-_trial_left = TRIAL_UPDATES
-
-
-def trial_left() -> int:
-    """The interpreted stand-in's work left to this process (state updates; <= 0: searches compile)."""
-    return _trial_left
-
-
-def spend_trial(updates: int) -> None:
-    global _trial_left
-    _trial_left -= updates
-
-
-def end_trial() -> None:
-    """From now on, searches of this process compile what they need."""
-    global _trial_left
-    _trial_left = 0
-
-
-# --- notices --------------------------------------------------------------------------------------------------------
-
-_told: set = set()
-_local = threading.local()  # .quiet: this thread's compiles say nothing; .depth: compiles nested in this thread
-
-
-def notify(key, message: str) -> None:
-    """``message`` as a WARNING of the "knapsack_gpu" logger, once a process for each ``key``."""
-    if key not in _told:
-        _told.add(key)
-        log.warning(message)
-
-
-@contextmanager
-def quiet():
-    """This thread's compiles go unannounced (background warm-ups, compile workers: someone else reports)."""
-    was = getattr(_local, "quiet", False)
-    _local.quiet = True
-    try:
-        yield
-    finally:
-        _local.quiet = was
-
-
-def estimate(name: str, kind: str) -> float:
-    entry = KERNELS.get(name)
-    return 0.0 if entry is None else entry[3 if kind == "f" else 2]
-
-
-def compile_notice(name: str, kind: str) -> str:
-    """What a process says before it compiles entry point ``name`` for values of kind ``kind`` (the first time
-    in full, then briefly)."""
-    what = f"{name} for {DTYPES[kind]} values" if kind else name
-    text = f"compiling {what} (numba): about {estimate(name, kind):.0f} s"
-    if not any(key[0] in ("compile", "warm") for key in _told):
-        text += (
-            ", once per environment (later runs load it from the disk cache); `knapsack-gpu compile` compiles every "
-            "kernel ahead of time, in parallel"
-        )
-    return text
-
-
-def _on_compile(dispatcher, args) -> None:
-    """numba starts to compile ``dispatcher`` for ``args`` (numba types) in this thread: where it is an entry point
-    of ours compiled for its own sake (not as a callee) and takes over a second, say so once."""
-    name = dispatcher.py_func.__name__
-    entry = KERNELS.get(name)
-    if entry is None or getattr(_local, "quiet", False) or getattr(_local, "depth", 0) > 1:
-        return
-    values = entry[1]
-    kind = ""
-    if values is not None:
-        at = dispatcher.py_func.__code__.co_varnames.index(values)
-        kind = "f" if at < len(args) and _dtype(str(args[at])) == "float64" else "i"
-    if estimate(name, kind or "i") >= 1.0:
-        notify(("compile", name, kind), compile_notice(name, kind))
-
-
-_ready_numba = False
-
-
-def _set_up() -> None:
-    """Once numba is in use: the compile notices (numba's "numba:compile" event) and locked cache writes."""
-    global _ready_numba
-    if _ready_numba:
-        return
-    _ready_numba = True
-    from numba.core import event
-
-    class _Notices(event.Listener):
-        def on_start(self, ev):
-            _local.depth = getattr(_local, "depth", 0) + 1
-            _on_compile(ev.data["dispatcher"], ev.data["args"])
-
-        def on_end(self, ev):
-            _local.depth -= 1
-            if not _local.depth:
-                _cached.clear()  # (the disk cache has changed)
-
-    event.register("numba:compile", _Notices())
-    _lock_cache_writes()
-
-
-def _lock_cache_writes() -> None:
-    """numba adds an overload to its disk cache by reading the function's index, taking the first free data file
-    and writing both: two processes adding different overloads of one function at once (parallel compile workers,
-    a sweep's workers warming up together) can take the same data file, and the index of one then names the other's
-    code (numba issue 4807: segmentation faults). Here each addition holds an exclusive lock on one file in the
-    cache's folder (POSIX; elsewhere numba's own behaviour)."""
-    try:
-        import fcntl
-    except ImportError:
-        return
-    from numba.core import caching
-
-    save = caching.IndexDataCacheFile.save
-    if getattr(save, "knapsack_gpu_locked", False):
-        return
-
-    def locked_save(self, key, data):
-        os.makedirs(self._cache_path, exist_ok=True)
-        with open(os.path.join(self._cache_path, "knapsack_gpu.lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                return save(self, key, data)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
-    locked_save.knapsack_gpu_locked = True
-    caching.IndexDataCacheFile.save = locked_save
-
-
-# --- loading and compiling ahead of use ---------------------------------------------------------------------------
-
-_ready: set[str] = set()  # value kinds ("i", "f") whose compiled kernels this process has loaded
-_warming: threading.Thread | None = None
-
-
-def ready(kind: str) -> bool:
-    """Whether the compiled kernels for values of numpy kind ``kind`` ("i" or "f") are loaded in this process."""
-    return kind in _ready
-
-
-def mark_ready(kind: str) -> None:
-    _ready.add(kind)
+__all__ = ["CHAIN_SECONDS", "COMPILE_SECONDS", "JOBS", "compile_all", "cores", "enabled", "job_label", "ready", "warm"]
 
 
 def warm(kinds: str = "if") -> None:
     """Compile (or load from the disk cache) the states engine's kernels for whole-number ("i") and float ("f")
-    values, every entry point, by running each once on a tiny instance, in this process; blocks until done. One
-    notice says so where the disk cache lacks them."""
-    if not enabled():
-        return
-    from .states import modes
+    values in this process (:func:`knapsack_gpu.states.warm`); blocks until done."""
+    from . import states
 
-    kinds = "".join(k for k in kinds if k not in _ready)
-    cold = [k for k in kinds if not cached(k, tuple(n for n, jk, _ in JOBS if jk == k))]
-    if cold and not getattr(_local, "quiet", False):
-        what = " and ".join(DTYPES[k] for k in cold)
-        notify(
-            ("warm", tuple(cold)),
-            f"compiling the states engine's kernels for {what} values (numba): about "
-            f"{sum(WARM_SECONDS[k] for k in cold):.0f} s, once per environment; `knapsack-gpu compile` does it in "
-            "parallel worker processes",
-        )
-    for kind in kinds:
-        with quiet():
-            for name, k, _ in JOBS:
-                if name != "grouped" and k in (kind, ""):
-                    modes.warm_step(name, kind if k else "i")
-        _ready.add(kind)
-
-
-def warm_in_background() -> None:
-    """Start :func:`warm` in a daemon thread, once per process (numba compiles under its own lock)."""
-    global _warming
-    if _warming is None and enabled():
-
-        def quietly() -> None:
-            with quiet():
-                warm()
-
-        _warming = threading.Thread(target=quietly, name="knapsack_gpu-jit-warm", daemon=True)
-        _warming.start()
+    states.warm(kinds)
 
 
 def run_job(name: str, kind: str) -> float:
-    """One job of :data:`JOBS` in this process, quietly: its seconds."""
+    """One job of :data:`~knapsack_gpu.numba_jit.JOBS` in this process, quietly: its seconds."""
     t0 = time.perf_counter()
-    with quiet():
+    with numba_jit.quiet():
         if name == "grouped":
             from . import grouped
 
             grouped.warm()
         else:
-            from .states import modes
+            from . import states
 
-            modes.warm_step(name, kind or "i")
+            states.warm_step(name, kind or "i")
     return time.perf_counter() - t0
 
 
@@ -491,14 +51,14 @@ def cores() -> int:
 
 def _worker() -> None:
     """A compile worker's set-up: numba's cache writes locked before anything compiles."""
-    _set_up()
+    numba_jit.set_up()
 
 
 def compile_all(workers: int | None = None, report=None) -> int:
-    """Every job of :data:`JOBS` (every entry point of the states engine, both value kinds, and the grouped
-    solver's) compiled into numba's disk cache by ``workers`` worker processes (None: one per core), a job
-    starting once the jobs it waits for are done; ``report(done, total, name, kind, seconds)`` after each. With one
-    worker the jobs run in this process, which then has them loaded. Returns the workers used.
+    """Every job of :data:`~knapsack_gpu.numba_jit.JOBS` (every entry point of the states engine, both value kinds,
+    and the grouped solver's) compiled into numba's disk cache by ``workers`` worker processes (None: one per core),
+    a job starting once the jobs it waits for are done; ``report(done, total, name, kind, seconds)`` after each. With
+    one worker the jobs run in this process, which then has them loaded. Returns the workers used.
 
     Raises:
         RuntimeError: a job failed (its error attached).
@@ -510,7 +70,8 @@ def compile_all(workers: int | None = None, report=None) -> int:
             seconds = run_job(name, kind)
             if report is not None:
                 report(done, total, name, kind, seconds)
-        _ready.update("if")
+        numba_jit.mark_ready("i")
+        numba_jit.mark_ready("f")
         return 1
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -539,5 +100,5 @@ def compile_all(workers: int | None = None, report=None) -> int:
                 finished.add((name, kind))
                 if report is not None:
                     report(len(finished), total, name, kind, seconds)
-    _cached.clear()
+    numba_jit.cache_changed()
     return workers

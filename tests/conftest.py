@@ -62,9 +62,9 @@ except ImportError:  # the test extra: only tests/test_hypothesis.py and tests/t
 def _compiled_kernels():
     """Default solves run the compiled kernels (compiling them where numba's disk cache lacks them), whatever that
     cache holds: the interpreted stand-in for kernels not cached yet is tested on its own (tests/test_jit.py)."""
-    from knapsack_gpu import jit
+    from knapsack_gpu import numba_jit
 
-    jit.end_trial()
+    numba_jit.end_trial()
 
 
 @pytest.fixture(autouse=True)

@@ -13,10 +13,10 @@ import pytest
 from conftest import HANG_S
 
 import knapsack_gpu
-from knapsack_gpu import generate, jit
+from knapsack_gpu import generate, jit, numba_jit, states
 from knapsack_gpu.cli import main
 from knapsack_gpu.generate import FAMILIES
-from knapsack_gpu.states import Search
+from knapsack_gpu.states import Search, modes
 
 README = "knapsack_gpu.solve([12, 7, 11, 8, 9], [24, 13, 23, 15, 16], 26)"
 
@@ -25,9 +25,9 @@ README = "knapsack_gpu.solve([12, 7, 11, 8, 9], [24, 13, 23, 15, 16], 26)"
 def cold(monkeypatch):
     """Solves as in a fresh environment: numba's disk cache holds none of the entry points (as far as a search's
     choice of kernels goes), nothing is loaded, and the interpreted stand-in has all its work left."""
-    monkeypatch.setattr(jit, "_ready", set())
-    monkeypatch.setattr(jit, "cached", lambda kind, names=jit.SEARCH: False)
-    monkeypatch.setattr(jit, "_trial_left", jit.TRIAL_UPDATES)
+    monkeypatch.setattr(numba_jit, "_ready", set())
+    monkeypatch.setattr(modes, "cached", lambda kind, names=numba_jit.SEARCH: False)
+    monkeypatch.setattr(numba_jit, "_trial_left", numba_jit.TRIAL_UPDATES)
 
 
 def _check(sol, w, v, c) -> None:
@@ -48,7 +48,7 @@ def test_the_interpreted_stand_in_answers_as_the_compiled_kernels(cold, monkeypa
         stand_ins.append(sol)
     assert sum(s.stats["binding"] == "python" for s in stand_ins) > len(instances) // 2
     monkeypatch.undo()
-    jit.end_trial()
+    numba_jit.end_trial()
     for (family, n, seed), stand_in in zip(instances, stand_ins, strict=True):
         w, v, c = FAMILIES[family](np.random.default_rng(seed), n)
         sol = knapsack_gpu.solve(w, v, c, device="cpu")
@@ -59,9 +59,9 @@ def test_the_interpreted_stand_in_answers_as_the_compiled_kernels(cold, monkeypa
 
 def test_a_search_past_the_stand_ins_work_starts_again_compiled(cold, monkeypatch):
     w, v, c = generate.circle(np.random.default_rng(1), 300, 10_000)
-    monkeypatch.setattr(jit, "_trial_left", 1000)
+    monkeypatch.setattr(numba_jit, "_trial_left", 1000)
     sol = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
-    assert sol.stats["binding"] == "compiled" and jit.trial_left() <= 0
+    assert sol.stats["binding"] == "compiled" and numba_jit.trial_left() <= 0
     ref = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
     assert sol.value == ref.value and sol.selected == ref.selected
     assert sol.stats["state_updates"] == ref.stats["state_updates"]  # (the stand-in's work is not counted)
@@ -77,7 +77,7 @@ def test_the_stand_in_goes_on_across_a_callers_budgets(cold):
     assert s.run(None) and s.engine.B.name == "python"
     ref = Search(p, w, int(c), binding="compiled")
     assert ref.run(None) and ref.result()[0] == s.result()[0]
-    assert jit.trial_left() < jit.TRIAL_UPDATES  # (its work is charged)
+    assert numba_jit.trial_left() < numba_jit.TRIAL_UPDATES  # (its work is charged)
 
 
 def test_a_compile_says_so_once_and_a_warm_cache_says_nothing(tmp_path):
@@ -85,7 +85,7 @@ def test_a_compile_says_so_once_and_a_warm_cache_says_nothing(tmp_path):
     notice on stderr (a default Python set-up shows the logger's warnings) with its estimate; the next process loads
     it and says nothing. The cache then holds that entry point for whole numbers, not a search's nor floats'."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    code = f"from knapsack_gpu import jit; jit.end_trial(); import knapsack_gpu; print({README}.value)"
+    code = f"from knapsack_gpu import numba_jit; numba_jit.end_trial(); import knapsack_gpu; print({README}.value)"
     runs = [
         subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=HANG_S)
         for _ in range(2)
@@ -97,12 +97,12 @@ def test_a_compile_says_so_once_and_a_warm_cache_says_nothing(tmp_path):
     assert "compiling" not in second, second
     os.environ["NUMBA_CACHE_DIR"] = str(tmp_path)
     try:
-        jit._cached.clear()
-        assert jit.cached("i", jit.FEW)
-        assert not jit.cached("f", jit.FEW) and not jit.cached("i", jit.SEARCH)
+        numba_jit.cache_changed()
+        assert modes.cached("i", numba_jit.FEW)
+        assert not modes.cached("f", numba_jit.FEW) and not modes.cached("i", numba_jit.SEARCH)
     finally:
         del os.environ["NUMBA_CACHE_DIR"]
-        jit._cached.clear()
+        numba_jit.cache_changed()
 
 
 def test_a_fresh_cache_answers_a_few_items_without_numba(tmp_path):
@@ -127,9 +127,9 @@ def test_the_cli_prints_the_notice_as_its_other_messages(capsys):
     from knapsack_gpu.cli import _Notices
 
     with _Notices():
-        jit.log.warning("compiling x (numba): about 3 s")
+        numba_jit.log.warning("compiling x (numba): about 3 s")
     assert capsys.readouterr().err == "knapsack-gpu: compiling x (numba): about 3 s\n"
-    jit.log.warning("after")  # (the handler is gone: pytest's own capture has it)
+    numba_jit.log.warning("after")  # (the handler is gone: pytest's own capture has it)
     assert "knapsack-gpu: after" not in capsys.readouterr().err
 
 
@@ -141,19 +141,19 @@ def test_the_notice_names_the_entry_point_and_its_values(monkeypatch, caplog):
         def __init__(self, fn):
             self.py_func = fn
 
-    from knapsack_gpu.states import kernels
+    from knapsack_gpu.states.kernels import meet, search
 
-    monkeypatch.setattr(jit, "_told", set())
-    monkeypatch.setattr(jit._local, "depth", 1, raising=False)
+    monkeypatch.setattr(numba_jit, "_told", set())
+    monkeypatch.setattr(numba_jit._local, "depth", 1, raising=False)
     with caplog.at_level("WARNING", logger="knapsack_gpu"):
-        jit._on_compile(Fake(kernels.first_run), ("array(float64, 1d, C)", "array(int64, 1d, C)"))
-        jit._on_compile(Fake(kernels.first_run), ("array(float64, 1d, C)", "array(int64, 1d, C)"))  # (once)
-        jit._on_compile(Fake(kernels.run), ["x"] * 2 + ["array(int64, 1d, C)"])
-        jit._on_compile(Fake(kernels.refresh), ["array(int64, 1d, C)"] * 2)  # (under a second)
-        with jit.quiet():
-            jit._on_compile(Fake(kernels.start), ["array(int64, 1d, C)"])
-        monkeypatch.setattr(jit._local, "depth", 2)
-        jit._on_compile(Fake(kernels.meet), ["array(int64, 1d, C)"])  # (a callee)
+        numba_jit._on_compile(Fake(search.first_run), ("array(float64, 1d, C)", "array(int64, 1d, C)"))
+        numba_jit._on_compile(Fake(search.first_run), ("array(float64, 1d, C)", "array(int64, 1d, C)"))  # (once)
+        numba_jit._on_compile(Fake(search.run), ["x"] * 2 + ["array(int64, 1d, C)"])
+        numba_jit._on_compile(Fake(search.refresh), ["array(int64, 1d, C)"] * 2)  # (under a second)
+        with numba_jit.quiet():
+            numba_jit._on_compile(Fake(search.start), ["array(int64, 1d, C)"])
+        monkeypatch.setattr(numba_jit._local, "depth", 2)
+        numba_jit._on_compile(Fake(meet.meet), ["array(int64, 1d, C)"])  # (a callee)
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 2
     assert said[0].startswith("compiling first_run for float64 values (numba): about 33 s, once per environment")
@@ -161,15 +161,17 @@ def test_the_notice_names_the_entry_point_and_its_values(monkeypatch, caplog):
 
 
 def test_every_entry_point_has_a_job_and_an_estimate():
-    from knapsack_gpu.states import modes
-
+    """... and the module that holds it (the states engine's: a module of knapsack_gpu.states.kernels)."""
     names = {name for name, _, _ in jit.JOBS}
-    assert set(jit.SEARCH + jit.FEW) <= set(jit.KERNELS)
-    assert names - {"grouped"} <= set(jit.KERNELS)
+    assert set(numba_jit.SEARCH + numba_jit.FEW) <= set(numba_jit.KERNELS)
+    assert names - {"grouped"} <= set(numba_jit.KERNELS)
+    for name, (module, *_) in numba_jit.KERNELS.items():
+        if module != "grouped_kernels":
+            assert modes._python_function(name).__module__ == f"knapsack_gpu.states.kernels.{module}", name
     for _, kind, after in jit.JOBS:
         assert all((a, kind) in {(n, k) for n, k, _ in jit.JOBS} for a in after)
     with pytest.raises(ValueError, match="no warm-up step"):
-        modes.warm_step("nothing", "i")
+        states.warm_step("nothing", "i")
 
 
 def test_compile_lists_every_job_as_it_ends(capsys):
@@ -240,11 +242,32 @@ def test_after_warm_nothing_compiles_inside_a_solve():
 
 def test_the_disk_cache_is_found_where_numba_keeps_it(monkeypatch, tmp_path):
     jit.warm("i")
-    monkeypatch.setattr(jit, "_cached", {})
-    assert jit.cached("i") and jit.cached("i", jit.FEW)  # beside the source, after the warm-up above
+    monkeypatch.setattr(numba_jit, "_cached", {})
+    assert modes.cached("i") and modes.cached("i", numba_jit.FEW)  # beside the source, after the warm-up above
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    jit._cached.clear()
-    assert not jit.cached("i")  # an empty cache elsewhere
-    monkeypatch.setenv(jit.ENV, "0")
-    jit._cached.clear()
-    assert jit.cached("i")  # nothing compiles: nothing to wait for
+    numba_jit.cache_changed()
+    assert not modes.cached("i")  # an empty cache elsewhere
+    monkeypatch.setenv(numba_jit.ENV, "0")
+    numba_jit.cache_changed()
+    assert modes.cached("i")  # nothing compiles: nothing to wait for
+
+
+def test_an_edit_of_any_kernel_module_makes_every_entry_point_stale(tmp_path):
+    """numba stamps a cache entry with its own source file, yet a cached caller holds its callees' code: the states
+    engine's kernels, spread over the modules of states/kernels/, are stamped with all of them together, by the
+    compiled binding and by the disk cache's lookup alike."""
+    from knapsack_gpu.states import kernels
+
+    B = modes.compiled()
+    stamp = numba_jit.source_stamp(kernels.SOURCES)
+    assert {B.run._cache._cache_file._source_stamp, B.merge_c._cache._cache_file._source_stamp} == {stamp}
+    copies = []
+    for source in kernels.SOURCES:
+        copy = tmp_path / os.path.basename(source)
+        copy.write_bytes(open(source, "rb").read())
+        copies.append(str(copy))
+    assert numba_jit.source_stamp(tuple(copies)) == stamp  # (names and contents, wherever the files are)
+    edited = tmp_path / "merge.py"
+    edited.write_bytes(edited.read_bytes() + b"\n")
+    numba_jit._stamps.clear()
+    assert numba_jit.source_stamp(tuple(copies)) != stamp

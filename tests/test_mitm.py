@@ -160,15 +160,15 @@ def test_solve_plans_it_and_strategy_states_keeps_the_engine():
 
 
 def test_it_does_not_claim_the_engines_kernels_are_loaded(monkeypatch):
-    """jit.ready tells callers who must not wait for a compile (the torch.compile plug-in) that the engine's kernels
-    are loaded; a meet in the middle loads only its own, so it must not say so."""
-    from knapsack_gpu import jit
+    """numba_jit.ready tells callers who must not wait for a compile (the torch.compile plug-in) that the engine's
+    kernels are loaded; a meet in the middle loads only its own, so it must not say so."""
+    from knapsack_gpu import numba_jit
 
-    monkeypatch.setattr(jit, "_ready", set())
+    monkeypatch.setattr(numba_jit, "_ready", set())
     w = np.random.default_rng(7).integers(2**49, 2**50, 10)
     s = Search(w, w, int(w.sum()) // 2, binding="compiled", meet=True)
     assert s.engine is None and s.result()[1] is not None
-    assert not jit.ready("i")
+    assert not numba_jit.ready("i")
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

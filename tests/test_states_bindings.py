@@ -9,11 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import knapsack_gpu
-from knapsack_gpu import generate, jit
-from knapsack_gpu.states import Search, StatesStats, exact, modes
-from knapsack_gpu.states import kernels as K
+from knapsack_gpu import generate, jit, numba_jit, states
+from knapsack_gpu.states import Search, StatesStats, exact, modes, solve_items
+from knapsack_gpu.states.kernels import registers as K
+from knapsack_gpu.states.kernels.instance import init_state, state_views
+from knapsack_gpu.states.kernels.search import _bit
 
-pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not installed: nothing compiled to compare")
+pytestmark = pytest.mark.skipif(not numba_jit.enabled(), reason="numba is not installed: nothing compiled to compare")
 
 FAMILIES = sorted(k for k in generate.FAMILIES if k != "float-values")
 I62 = st.integers(-(2**62) + 1, 2**62 - 1)
@@ -140,7 +142,7 @@ def _random_step(rng):
     VR = np.zeros(K.N_VR, dtype=np.int64)
     VR[K.Z1] = int(rng.integers(0, int(P[-1]) + 100))
     pu, wu, sign = int(rng.integers(1, 300)), int(rng.integers(1, 300)), int(rng.choice([-1, 1]))
-    unit = pu, wu, sign, K._bit(int(rng.integers(0, 64)))
+    unit = pu, wu, sign, _bit(int(rng.integers(0, 64)))
     UP, UW = (rng.integers(1, 300, 2).astype(np.int64) for _ in range(2))
     return (W, P, V), IR, VR, unit, (UP, UW)
 
@@ -245,8 +247,8 @@ def test_without_numba_the_numpy_operations_run_with_one_warning(monkeypatch):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
-    monkeypatch.setattr(jit, "_warned", False)
-    monkeypatch.setattr(jit, "_found", None)
+    monkeypatch.setattr(numba_jit, "_warned", False)
+    monkeypatch.setattr(numba_jit, "_found", None)
     rng = np.random.default_rng(5)
     w, v, c = generate.strongly_correlated(rng, 200, 1000)
     with pytest.warns(RuntimeWarning, match="pip install numba") as seen:
@@ -260,7 +262,7 @@ def test_without_numba_the_numpy_operations_run_with_one_warning(monkeypatch):
 
 
 def test_the_environment_variable_turns_compilation_off(monkeypatch):
-    monkeypatch.setenv(jit.ENV, "0")
+    monkeypatch.setenv(numba_jit.ENV, "0")
     sol = knapsack_gpu.solve([3, 4, 5, 6], [4, 5, 7, 8], 9, device="cpu", strategy="states")
     assert sol.stats["binding"] == "python" and sol.value == 12
 
@@ -296,9 +298,9 @@ def test_a_canonical_solve_never_waits_for_a_compile(monkeypatch):
     import knapsack_gpu.plan as plan
 
     monkeypatch.setattr(plan, "CANONICAL_STATES_SECONDS", 0.0)  # the states engine's value first, at any size
-    monkeypatch.setattr(jit, "_ready", set())
+    monkeypatch.setattr(numba_jit, "_ready", set())
     started = []
-    monkeypatch.setattr(jit, "warm_in_background", lambda: started.append(True))
+    monkeypatch.setattr(states, "warm_in_background", lambda: started.append(True))
     w, v, c = generate.strongly_correlated(np.random.default_rng(2), 300, 1000)
     before = knapsack_gpu.solve(w, v, c, device="cpu", canonical=True)
     assert before.stats["binding"] == "python" and started
@@ -531,7 +533,7 @@ def test_the_one_call_set_up_builds_the_engine_the_steps_build(family):
         if one.engine is None:
             continue
         cap = int(c) - int(w[one.free].sum())
-        steps = Engine(p[items], w[items], cap, binding="compiled", doubles=True)
+        steps = Engine(p[items], w[items], cap, binding="compiled", doubles=True, solve=solve_items)
         a, b = one.engine, steps
         assert np.array_equal(a.keys, b.keys) and np.array_equal(a.d, b.d)
         assert np.array_equal(a.IR, b.IR) and np.array_equal(a.VR, b.VR, equal_nan=True)
@@ -554,8 +556,8 @@ def test_the_state_views_tile_their_allocations(n):
     w = np.arange(2, n + 2, dtype=np.int64)
     order = np.arange(n, dtype=np.int64)
     j = min(1, n - 1)  # the break item's place: the item before it in the left pool, the rest in the right one
-    alloc = K.init_state(order, j, p, w, p * 3)  # uncompiled: numpy views, as the engine's
-    views = K.state_views(*alloc, n)
+    alloc = init_state(order, j, p, w, p * 3)  # uncompiled: numpy views, as the engine's
+    views = state_views(*alloc, n)
     units, size = n + n // 2 + 1, max(n, 1)
     shapes = [(2, K.N_SR), (2, size), (2, size), (2, size), (units,), (units,), (units,)] + [(units,)] * 2
     shapes += [(size,), (units,), (units,)]
@@ -712,14 +714,12 @@ def test_a_surrogate_past_int64_products_bounds_in_python_integers(monkeypatch):
 def test_where_the_list_lives(monkeypatch):
     """The host keeps the list on CUDA while the compiled engine runs (measured faster there on an H200); without it,
     the list moves at DEVICE_STATES; torch backends on the CPU take torch list ops from the first state."""
-    import knapsack_gpu.states as states
-
     assert states.placement("cpu") == (None, 0) and states.placement("cpu", "numpy") == (None, 0)
     assert states.placement("cpu", "torch") == ("cpu", 0)
-    monkeypatch.setenv(jit.ENV, "1")
-    monkeypatch.setattr(jit, "_installed", lambda: True)
+    monkeypatch.setenv(numba_jit.ENV, "1")
+    monkeypatch.setattr(numba_jit, "_installed", lambda: True)
     assert states.placement("cuda:0", "triton") == (None, 0)
     monkeypatch.setattr(states, "DEVICE_STATES_COMPILED", 0)  # what benchmarks/gpu_check.py forces
     assert states.placement("cuda:0", "triton") == ("cuda:0", 0)
-    monkeypatch.setenv(jit.ENV, "0")
+    monkeypatch.setenv(numba_jit.ENV, "0")
     assert states.placement("cuda:0", "torch") == ("cuda:0", states.DEVICE_STATES)

@@ -1,17 +1,22 @@
 """The states engine: an expanding core of items around the break item, vectorised over the list of states.
 
 :class:`Search` runs the engine over one set of items under growing work budgets (the planner's handle) and
-:func:`solve_items` runs it to the end. :mod:`.engine` holds the search, :mod:`.sides` the break item and the lazily
-sorted items on either side, :mod:`.exact` the arithmetic that keeps it exact, :mod:`.extras` and :mod:`.relax`
-what combo adds when the list grows, :mod:`.recover` the selection, :mod:`.lists` the array ops (numpy on the CPU,
-torch on CUDA).
+:func:`solve_items` runs it to the end. :mod:`.engine` holds the search between kernel runs, :mod:`.kernels` the
+kernels themselves (a module per concern: the loop, the sides, merge and fathoming, bounds and relaxations, set-up
+and decoding, the meet in the middle) and :mod:`.modes` their bindings, :mod:`.exact` the arithmetic that keeps it
+exact, :mod:`.extras` and :mod:`.relax` what combo adds when the list grows, :mod:`.recover` the selection,
+:mod:`.lists` the array ops (numpy on the CPU, torch on CUDA). :func:`warm` compiles the kernels ahead of use.
+Nothing below imports this package: the sub-searches (a surrogate's solve, a recovery) get :func:`solve_items`
+passed in (:class:`.engine.Engine`'s ``solve``).
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from .. import devices, jit
+from .. import devices, numba_jit
 from . import common, exact, extras, mitm, modes, offsets
 from .common import ARMED, BIG, BYTES_PER_STATE, StatesOverflow, StatesStats
 from .engine import START_STATES, Engine
@@ -44,7 +49,7 @@ def placement(device, backend: str = "auto") -> tuple[object, int]:
     where = devices.kind(device)
     if where == "cpu":
         return (None, 0) if backend in ("auto", "numpy") else (device, 0)
-    states = DEVICE_STATES_COMPILED if jit.enabled() else DEVICE_STATES
+    states = DEVICE_STATES_COMPILED if numba_jit.enabled() else DEVICE_STATES
     return (None, 0) if states is None else (device, states)
 
 
@@ -94,11 +99,13 @@ class Search:
         if not (p.flags.c_contiguous and w.flags.c_contiguous):
             p, w = np.ascontiguousarray(p), np.ascontiguousarray(w)
         few = meet and p.shape[0] <= mitm.DIRECT_ITEMS and p.dtype.kind != "f"  # (see _meet)
-        B = modes.host(binding, p, jit.FEW if few else jit.SEARCH)
+        B = modes.host(binding, p, numba_jit.FEW if few else numba_jit.SEARCH)
+        if binding == "ready" and not B.compiled and p.dtype != object and numba_jit.enabled():
+            warm_in_background()  # (the compiled kernels load meanwhile: see modes.host)
         # Where the compiled kernels are not cached yet the interpreted ones stand in, within the work this process
-        # gives them (jit.trial_left); past it the search starts again compiled (see run).
+        # gives them (numba_jit.trial_left); past it the search starts again compiled (see run).
         self._again = None
-        if binding is None and not B.compiled and p.dtype != object and jit.enabled():
+        if binding is None and not B.compiled and p.dtype != object and numba_jit.enabled():
             options = dict(lower=lower, upper=upper, device=device, device_states=device_states, meter=meter)
             options.update(relax=relax, depth=depth, progress=progress, first_run=first_run, meet=meet)
             self._again = (p, w, c, options, _copy_stats(self.stats))
@@ -163,6 +170,7 @@ class Search:
             doubles=not integral or (not big and max(int(TS[0]), int(TW[0])) < exact.EXACT_DOUBLE),
             started=started,
             registers=registers,
+            solve=solve_items,
         )
 
     def _meet(self, B, p, w, c: int, meter) -> bool:
@@ -198,7 +206,7 @@ class Search:
         self.chosen = chosen
         if met:  # (else the stats stay as the usual path leaves them where every item fits: no binding, no bound)
             self.stats.binding = B.name
-            # (not jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
+            # (not numba_jit.mark_ready: that tells callers who must not wait that the engine's own kernels are loaded)
             self.proved = int(value)
             if "meet-in-the-middle" not in self.stats.extras:  # (a caller's stats may have it)
                 self.stats.extras.append("meet-in-the-middle")
@@ -226,7 +234,7 @@ class Search:
         if went < 2:
             set_up, IR, VR, L = rest
             return set_up, (IR, VR, L, int(fired), int(event)) if went else None
-        jit.mark_ready(p.dtype.kind)  # (as the engine's run does: this process has the compiled kernels)
+        numba_jit.mark_ready(p.dtype.kind)  # (as the engine's run does: this process has the compiled kernels)
         num = int if integral else float
         self.items, self.free, TS, _, self.zero_value, self.heavy, _ = its
         self.pf, self.total = num(TS[1]), num(TS[0])
@@ -287,25 +295,26 @@ class Search:
 
     def _trial(self, budget: int | None) -> bool:
         """:meth:`run` where the interpreted kernels stand in for compiled ones not cached yet: on within the work
-        this process has left for them (or ``budget``, the nearer), charged as :data:`knapsack_gpu.jit.CORE_UPDATES`
-        per core entry and one per state update; past it, the search starts again with the compiled kernels (they
-        compile now, and say so: a long search pays that back) and runs to ``budget``."""
+        this process has left for them (or ``budget``, the nearer), charged as
+        :data:`knapsack_gpu.numba_jit.CORE_UPDATES` per core entry and one per state update; past it, the search
+        starts again with the compiled kernels (they compile now, and say so: a long search pays that back) and runs
+        to ``budget``."""
         again, self._again = self._again, None
         st = self.stats
         updates, core = st.state_updates, st.core
-        left = jit.trial_left()
+        left = numba_jit.trial_left()
         limited = budget is not None and budget <= updates + left
         try:
             done = left > 0 and self.run(budget if limited else updates + left)
         except StatesOverflow:  # (numpy's temporaries take more room than the compiled buffers: those may fit)
             done = limited = False
-        jit.spend_trial(st.state_updates - updates + jit.CORE_UPDATES * (st.core - core))
+        numba_jit.spend_trial(st.state_updates - updates + numba_jit.CORE_UPDATES * (st.core - core))
         if done:
             return True
         if limited:  # the caller's budget: its next call goes on (or starts again)
             self._again = again
             return False
-        jit.end_trial()
+        numba_jit.end_trial()
         p, w, c, options, stats = again
         self.stats.__dict__.update(vars(stats))  # (the trial's work is not the answer's)
         self.__dict__.update(vars(Search(p, w, c, stats=self.stats, binding="compiled", **options)))
@@ -380,3 +389,97 @@ def solve_items(p: np.ndarray, w: np.ndarray, c: int, *, max_updates=None, **opt
         eng = s.engine
         raise eng._overflow(f"the states list passed its work budget of {max_updates} state updates", eng.size)
     return s.result()
+
+
+# --- compiled ahead of use: every entry point on a tiny instance ----------------------------------------------------
+
+_warming: threading.Thread | None = None
+
+
+def warm(kinds: str = "if") -> None:
+    """Compile (or load from the disk cache) the states engine's kernels for whole-number ("i") and float ("f")
+    values, every entry point, by running each once on a tiny instance, in this process; blocks until done. One
+    notice says so where the disk cache lacks them."""
+    if not numba_jit.enabled():
+        return
+    kinds = "".join(k for k in kinds if not numba_jit.ready(k))
+    cold = [k for k in kinds if not modes.cached(k, tuple(n for n, jk, _ in numba_jit.JOBS if jk == k))]
+    if cold and not numba_jit.is_quiet():
+        what = " and ".join(numba_jit.DTYPES[k] for k in cold)
+        numba_jit.notify(
+            ("warm", tuple(cold)),
+            f"compiling the states engine's kernels for {what} values (numba): about "
+            f"{sum(numba_jit.WARM_SECONDS[k] for k in cold):.0f} s, once per environment; `knapsack-gpu compile` does "
+            "it in parallel worker processes",
+        )
+    for kind in kinds:
+        with numba_jit.quiet():
+            for name, k, _ in numba_jit.JOBS:
+                if name != "grouped" and k in (kind, ""):
+                    warm_step(name, kind if k else "i")
+        numba_jit.mark_ready(kind)
+
+
+def warm_in_background() -> None:
+    """Start :func:`warm` in a daemon thread, once per process (numba compiles under its own lock): what a search
+    asking for the "ready" binding starts where this process has not loaded the compiled kernels yet."""
+    global _warming
+    if _warming is None and numba_jit.enabled():
+
+        def quietly() -> None:
+            with numba_jit.quiet():
+                warm()
+
+        _warming = threading.Thread(target=quietly, name="knapsack_gpu-jit-warm", daemon=True)
+        _warming.start()
+
+
+def _tiny(kind: str):
+    """A tiny instance whose search runs every part of the engine: values of numpy kind ``kind``, weights."""
+    p = np.array([7, 5, 4, 3, 3, 3, 3, 2, 9, 8], dtype=np.int64 if kind == "i" else np.float64)
+    w = np.array([5, 4, 3, 2, 2, 2, 2, 2, 7, 6], dtype=np.int64)
+    return p, w
+
+
+def warm_step(name: str, kind: str) -> None:
+    """One job of :data:`knapsack_gpu.numba_jit.JOBS`: compile (or load) entry point ``name`` of the compiled binding
+    for values of numpy kind ``kind`` ("i", "f"), and the small ones beside it, on a tiny instance."""
+    B = modes.compiled()
+    p, w = _tiny(kind)
+    if name == "start":
+        Search(p, w, 12, binding="compiled")  # start (items, setup, init_state), arm, refresh
+    elif name == "run":
+        Search(p, w, 12, binding="compiled").run(None)  # run (and everything it calls), open_items
+    elif name == "first_run":
+        at = (1000, 256, 4)  # (the extras' sizes: any will do)
+        B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, at, 256, 0, 3, p[0], p[0])  # (any n)
+    elif name == "meet":
+        eng = Search(p, w, 12, binding="compiled").engine
+        eng.run(0)
+        mitm.solve(eng)  # meet (half_states, combine)
+    elif name == "meet_instance":
+        Search(p, w, 12, binding="compiled", meet=True)
+    elif name == "pair_c":
+        eng = Search(p, w, 12, binding="compiled").engine
+        eng.run(0)
+        B.gcd_and_sum(w, *eng.open_items())
+        W, P, _ = eng.host_lists()
+        B.pair_c(W, P, *eng.arrays[:16])
+        a = eng.arrays
+        B.decode(P[0], int(W[0]), 0, 0, a[0], a[1], a[16], a[17], a[6], a[7], a[9], a[10], a[11], eng.left_items, eng.n)
+        B.break_order(p / w, p, w, 12, kind == "i")
+    elif name == "count_within_c":  # (whole numbers whatever the values)
+        B.counted(12, w[:3], w[3:], 1, -2)
+        B.count_within(w, 12)
+    elif name == "surrogate_bisect":  # (float64 whatever the values)
+        pf = p.astype(np.float64)
+        B.surrogate_bisect(pf, w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
+    elif name == "surrogate_case":
+        B.surrogate_case(p, w, 12, np.arange(8), np.array([8, 9]), 1, 3, 30, 20)
+    elif name == "selection_sums":
+        B.selection_sums(w, p, np.array([0, 2], dtype=np.int64))
+        B.items_valid(w, p)
+    elif name == "float_items_valid":
+        B.float_items_valid(w, p.astype(np.float64))
+    else:
+        raise ValueError(f"no warm-up step {name!r}")

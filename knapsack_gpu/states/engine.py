@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import jit
+from .. import numba_jit
 from ..sizes import format_bytes
 from . import common, exact, extras, modes, offsets
-from . import kernels as K
 from .common import BIG, Incumbent, StatesOverflow, StatesStats
 from .exact import exact_total
+from .kernels import registers as K
+from .kernels.instance import state_views
+from .kernels.merge import first_rows
+from .kernels.search import lagrangian_float
 
 # Progress is reported (and the kernels return to Python) every this many state updates: ~10-50 ms of list work.
 PROGRESS_UPDATES = 1 << 23
@@ -51,9 +54,11 @@ class Engine:
             up here.
         started: (keys, the set-up's tuple, the initial state's allocations (:func:`.kernels.init_state`) or None,
             the counting bound of :mod:`.offsets` or None) where :func:`.kernels.start` made them (None: made here).
-        registers: (IR, VR, the list, the bounds :func:`.kernels.arm` reported, the event its run stopped at) where
-            a first run (:func:`.kernels.first_run`) left them, its state in ``started``: the search goes on from
-            there (the extras first, where the run stopped for them).
+        registers: (IR, VR, the list, the bounds :func:`.kernels.search.arm` reported, the event its run stopped at)
+            where a first run (:func:`.kernels.search.first_run`) left them, its state in ``started``: the search goes
+            on from there (the extras first, where the run stopped for them).
+        solve: the package's search to the end (:func:`knapsack_gpu.states.solve_items`), which the sub-searches
+            run (a surrogate's solve, a recovery of a selection): passed in, since the package imports this module.
     """
 
     def __init__(
@@ -77,6 +82,7 @@ class Engine:
         doubles: bool | None = None,
         started: tuple | None = None,
         registers: tuple | None = None,
+        solve=None,
     ):
         self.integral = p.dtype.kind != "f"
         if big is None:
@@ -92,6 +98,7 @@ class Engine:
         self.relax = relax and self.integral
         self.stats = stats if stats is not None else StatesStats()
         self.depth = depth
+        self.solve = solve
         self.fired: set[str] = set()  # extras that changed something
         self.fired_once: set[str] = set()  # extras tried
         self.next_pairing = common.PAIRING_STATES
@@ -146,7 +153,7 @@ class Engine:
 
         if state is None:
             state = B.init_state(order, j, p, w, self.d)
-        SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = K.state_views(*state, n)
+        SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, EU, ES = state_views(*state, n)
         self.SR = SR
         self.arrays = (IR, VR, SR, POOL, BUF, BUFD, UP, UW, UD, UMS, UML, MEMBERS, self.keys, p, w, self.d, EU, ES)
         if registers is None:
@@ -288,7 +295,7 @@ class Engine:
         """The LP bound at the break item's slope for capacity c: valid for any c (a Lagrangian bound)."""
         if self.integral:
             return self.psum + ((c - self.wsum) * self.pb) // self.wb
-        return K.lagrangian_float(self.IR, self.VR, c)
+        return lagrangian_float(self.IR, self.VR, c)
 
     def improve(self, inc: Incumbent) -> None:
         if inc.value > self.inc.value:
@@ -319,7 +326,7 @@ class Engine:
             self._sync()
             if event == K.DONE:
                 if self.B.compiled:
-                    jit.mark_ready(self.p.dtype.kind)
+                    numba_jit.mark_ready(self.p.dtype.kind)
                 return self._done()
             if event == K.BUDGET:
                 return False
@@ -414,7 +421,7 @@ class Engine:
         :func:`.kernels.first_rows` sizes them (none where the limit leaves no room for a list of one state)."""
         IR = self.IR if IR is None else IR
         room = BIG if self.meter is None else self.meter.limit - self.meter.current
-        cap = K.first_rows(room, START_STATES)
+        cap = first_rows(room, START_STATES)
         if size > 1:  # (a list moved here: its states are held whatever the room)
             cap = max(cap, 2 * size)
         if dtype == np.int64:  # whole-number values: the six rows are views of one allocation

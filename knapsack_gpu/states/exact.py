@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import lp_fits
+from .kernels.bounds import lp_fits
 
 EXACT_DOUBLE = 2**53
 SAFE_PRODUCT = 2**62  # two products below this add up without wrapping int64

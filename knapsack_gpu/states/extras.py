@@ -23,9 +23,10 @@ import math
 import numpy as np
 
 from . import common
-from . import kernels as K
 from .common import Incumbent
 from .exact import exact_total as total
+from .kernels import registers as K
+from .kernels.search import event_size, next_pairing
 from .relax import most_items, surrogate
 
 
@@ -162,7 +163,7 @@ def least_other(done: set, relax: bool, big: bool) -> int:
 def next_size(eng) -> int:
     """The list size past which :func:`fire` has something to do (the kernels stop there; at least the list's own
     size: :func:`.kernels.event_size`)."""
-    return K.event_size(eng.least_other, eng.next_pairing, common.PAIRING_STATES, eng.size)
+    return event_size(eng.least_other, eng.next_pairing, common.PAIRING_STATES, eng.size)
 
 
 _NONE: frozenset = frozenset()
@@ -192,5 +193,5 @@ def fire(eng) -> None:
     if "dominance" in due:
         dominance(eng)
     if size > eng.next_pairing:
-        eng.next_pairing = K.next_pairing(size, common.PAIRING_STATES, common.PAIRING_GROWTH)
+        eng.next_pairing = next_pairing(size, common.PAIRING_STATES, common.PAIRING_GROWTH)
         pairing(eng)

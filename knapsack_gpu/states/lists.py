@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import exact
-from .kernels import INTEGRAL, LIST_BYTES, MEM_BYTES, SIZE, Z1, C
+from .kernels.registers import INTEGRAL, LIST_BYTES, MEM_BYTES, SIZE, Z1, C
 
 # Bytes a candidate state costs at the peak of a vectorised merge: the merged weights, values and bits and their
 # order (32), the sorted copies, running maximum and mask (25), and the kept list (24), with room to spare.

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels as K
 from . import lists, modes
+from .kernels import registers as K
 
 # The most open items a meet in the middle takes: two lists of 2**23 states (~0.75 GiB at its peak).
 MAX_ITEMS = 46

@@ -1,23 +1,25 @@
-"""The three bindings of :mod:`.kernels`: one search, three ways to run its list operations.
+"""The three bindings of the kernels (:mod:`.kernels`): one search, three ways to run its list operations.
 
 A binding is the kernels' functions bound to one set of list operations and exact-arithmetic helpers:
 
-- ``compiled``: every kernel compiled by numba (:mod:`knapsack_gpu.jit`), the list ops as its scalar loops;
+- ``compiled``: every kernel compiled by numba (:mod:`knapsack_gpu.numba_jit`), the list ops as its scalar loops;
 - ``python``: the kernels interpreted, the list ops in numpy (:mod:`.lists`), exact in Python integers where sums
   pass int64: the reference and the fallback;
 - ``device``: interpreted, the list ops in torch on a CUDA device.
 
 The kernels call the list ops by name; each binding gives the names its own functions (a copy of each kernel with
-its own globals), so the loop, the sides and the bounds exist once.
+its own globals: one namespace for the functions of every module of :mod:`.kernels`), so the loop, the sides and
+the bounds exist once.
 """
 
 from __future__ import annotations
 
 import types
-from functools import cache
+from functools import cache, partial
 
-from .. import jit
+from .. import numba_jit
 from . import exact, kernels, lists, offsets
+from .kernels import registers
 
 # The names the kernels call that each binding supplies.
 
@@ -72,11 +74,21 @@ DEVICE_OPS = {
 
 
 def _kernel_functions() -> dict[str, types.FunctionType]:
+    """Every function the modules of :mod:`.kernels` define (not those they import from each other)."""
     return {
         name: f
-        for name, f in vars(kernels).items()
-        if isinstance(f, types.FunctionType) and f.__module__ == kernels.__name__ and f is not kernels._unbound
+        for m in kernels.MODULES
+        for name, f in vars(m).items()
+        if isinstance(f, types.FunctionType) and f.__module__ == m.__name__ and f is not registers._unbound
     }
+
+
+def _namespace() -> dict:
+    """The kernels' module namespaces as one: what each binding's copies of them see as their globals."""
+    ns = {}
+    for m in kernels.MODULES:
+        ns.update(vars(m))
+    return ns
 
 
 class Binding:
@@ -92,12 +104,12 @@ class Binding:
 
 
 def _bind(name: str, ops: dict, wrap=None) -> Binding:
-    ns = dict(vars(kernels))
+    ns = _namespace()
     out = {}
     for fname, f in _kernel_functions().items():
         g = types.FunctionType(f.__code__, ns, fname, f.__defaults__, f.__closure__)
         g.__qualname__, g.__module__, g.__doc__ = f.__qualname__, f.__module__, f.__doc__
-        out[fname] = wrap(g, fname in kernels.INLINE) if wrap is not None else g
+        out[fname] = wrap(g, fname in registers.INLINE) if wrap is not None else g
     ns.update(out)
     for op, impl in ops.items():  # a function's name, a function or a constant (FUSED)
         ns[op] = out[impl] if isinstance(impl, str) else impl
@@ -115,81 +127,34 @@ def device() -> Binding:
     return _bind("device", DEVICE_OPS)
 
 
-def host(binding: str | None, p, calls: tuple[str, ...] = jit.SEARCH) -> Binding:
+def host(binding: str | None, p, calls: tuple[str, ...] = numba_jit.SEARCH) -> Binding:
     """The binding a search over values ``p`` runs in: "python" or "compiled" where asked for; "ready": the
-    compiled one where this process has loaded it already, else the python one (and the compiled one starts loading
-    in the background); None: the compiled one, except where the disk cache lacks the entry points the search calls
-    first (``calls``, see :func:`knapsack_gpu.jit.cached`) and this process's interpreted stand-in has work left
-    (:func:`knapsack_gpu.jit.trial_left`): then the python one, which the search leaves for the compiled one if it
-    runs past that work. Object arrays (Python integers) and machines without numba run the python binding."""
+    compiled one where this process has loaded it already, else the python one (and the caller, :class:`.Search`,
+    starts loading the compiled one in the background); None: the compiled one, except where the disk cache lacks
+    the entry points the search calls first (``calls``, see :func:`cached`) and this process's interpreted stand-in
+    has work left (:func:`knapsack_gpu.numba_jit.trial_left`): then the python one, which the search leaves for the
+    compiled one if it runs past that work. Object arrays (Python integers) and machines without numba run the python
+    binding."""
     if binding == "compiled" and p.dtype != object:  # a caller's choice already (a sub-search, the engine)
         return compiled()
-    if binding == "python" or p.dtype == object or not jit.enabled():
+    if binding == "python" or p.dtype == object or not numba_jit.enabled():
         return python()
     kind = p.dtype.kind
-    if binding == "ready" and not jit.ready(kind):
-        jit.warm_in_background()
+    if binding == "ready" and not numba_jit.ready(kind):  # (the caller starts loading the compiled ones)
         return python()
-    if binding is None and not jit.ready(kind) and not jit.cached(kind, calls) and jit.trial_left() > 0:
+    if binding is None and not numba_jit.ready(kind) and not cached(kind, calls) and numba_jit.trial_left() > 0:
         return python()
     return compiled()
 
 
-def _tiny(kind: str):
-    """A tiny instance whose search runs every part of the engine: values of numpy kind ``kind``, weights."""
-    import numpy as np
-
-    p = np.array([7, 5, 4, 3, 3, 3, 3, 2, 9, 8], dtype=np.int64 if kind == "i" else np.float64)
-    w = np.array([5, 4, 3, 2, 2, 2, 2, 2, 7, 6], dtype=np.int64)
-    return p, w
+def cached(kind: str, names: tuple[str, ...] = numba_jit.SEARCH) -> bool:
+    """Whether numba's disk cache holds the compiled binding's entry points ``names`` for values of numpy kind
+    ``kind`` (:func:`knapsack_gpu.numba_jit.cached`, read without importing numba)."""
+    return numba_jit.cached(kind, names, _python_function, kernels.SOURCES)
 
 
-def warm_step(name: str, kind: str) -> None:
-    """One job of :data:`knapsack_gpu.jit.JOBS`: compile (or load) entry point ``name`` of the compiled binding
-    for values of numpy kind ``kind`` ("i", "f"), and the small ones beside it, on a tiny instance."""
-    import numpy as np
-
-    from . import Search, mitm
-
-    B = compiled()
-    p, w = _tiny(kind)
-    if name == "start":
-        Search(p, w, 12, binding="compiled")  # start (items, setup, init_state), arm, refresh
-    elif name == "run":
-        Search(p, w, 12, binding="compiled").run(None)  # run (and everything it calls), open_items
-    elif name == "first_run":
-        at = (1000, 256, 4)  # (the extras' sizes: any will do)
-        B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, at, 256, 0, 3, p[0], p[0])  # (any n)
-    elif name == "meet":
-        eng = Search(p, w, 12, binding="compiled").engine
-        eng.run(0)
-        mitm.solve(eng)  # meet (half_states, combine)
-    elif name == "meet_instance":
-        Search(p, w, 12, binding="compiled", meet=True)
-    elif name == "pair_c":
-        eng = Search(p, w, 12, binding="compiled").engine
-        eng.run(0)
-        B.gcd_and_sum(w, *eng.open_items())
-        W, P, _ = eng.host_lists()
-        B.pair_c(W, P, *eng.arrays[:16])
-        a = eng.arrays
-        B.decode(P[0], int(W[0]), 0, 0, a[0], a[1], a[16], a[17], a[6], a[7], a[9], a[10], a[11], eng.left_items, eng.n)
-        B.break_order(p / w, p, w, 12, kind == "i")
-    elif name == "count_within_c":  # (whole numbers whatever the values)
-        B.counted(12, w[:3], w[3:], 1, -2)
-        B.count_within(w, 12)
-    elif name == "surrogate_bisect":  # (float64 whatever the values)
-        pf = p.astype(np.float64)
-        B.surrogate_bisect(pf, w.astype(np.float64), 12.0, -7, 7, 2, 1e18)
-    elif name == "surrogate_case":
-        B.surrogate_case(p, w, 12, np.arange(8), np.array([8, 9]), 1, 3, 30, 20)
-    elif name == "selection_sums":
-        B.selection_sums(w, p, np.array([0, 2], dtype=np.int64))
-        B.items_valid(w, p)
-    elif name == "float_items_valid":
-        B.float_items_valid(w, p.astype(np.float64))
-    else:
-        raise ValueError(f"no warm-up step {name!r}")
+def _python_function(name: str):
+    return _kernel_functions()[name]
 
 
 @cache
@@ -197,4 +162,5 @@ def compiled() -> Binding:
     """The compiled binding (imports numba; each kernel compiles on its first call, or loads from the disk cache)."""
     from . import borrow  # (imports numba)
 
-    return _bind("compiled", {**COMPILED_OPS, "borrowed": borrow.borrowed}, jit.compile_function)
+    wrap = partial(numba_jit.compile_function, sources=kernels.SOURCES)  # (an edited module: every kernel is stale)
+    return _bind("compiled", {**COMPILED_OPS, "borrowed": borrow.borrowed}, wrap)

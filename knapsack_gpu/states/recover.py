@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels
 from .exact import exact_total
+from .kernels.instance import told
 
 
 def selection(eng, inc) -> np.ndarray | None:
@@ -30,9 +30,7 @@ def selection(eng, inc) -> np.ndarray | None:
     )
     dp, dw = eng.num(dp), int(dw)
     start = max(0, E - eng.window)
-    if not kernels.told(dp, dw, eng.integral, eng.z1, eng.z):
-        from . import solve_items
-
+    if not told(dp, dw, eng.integral, eng.z1, eng.z):
         entries = eng.entries()
         older = np.asarray([u for u, _ in entries[:start]], dtype=np.int64)
         signs = np.asarray([s for _, s in entries[:start]])
@@ -41,7 +39,7 @@ def selection(eng, inc) -> np.ndarray | None:
         room = dw + exact_total(ow[signs < 0])
         eng.stats.resolves += 1
         lower = target - 1 if eng.integral else target - 2 * (eng.z1 - eng.z)
-        value, sub = solve_items(
+        value, sub = eng.solve(  # (the package's search, passed in: it imports this module)
             op,
             ow,
             room,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import jit
+from .. import numba_jit
 from . import exact, modes
 from .common import Incumbent, StatesOverflow
 from .exact import exact_total
@@ -49,7 +49,7 @@ def _search(eng, p, w, c: int, lo: int, hi: int, card: int, start) -> tuple[int,
     kernels (whatever binding the engine's list is in: Python integers or a device list make no difference to
     floats)."""
     B = eng.B
-    if not B.compiled and jit.enabled() and (jit.ready("i") or jit.ready("f")):
+    if not B.compiled and numba_jit.enabled() and (numba_jit.ready("i") or numba_jit.ready("f")):
         B = modes.compiled()
     pf, wf = p.astype(np.float64), w.astype(np.float64)
     s, b = B.surrogate_bisect(pf, wf, float(c), int(lo), int(hi), int(card), float(start))
@@ -103,12 +103,10 @@ def _solve(eng, u: int, ps: int, room: int, k: int, items, fixed_in, forced, res
     """The surrogate problem solved exactly (values ``p_rest``, weights ``ws_rest``, capacity ``room``; the forced
     items' value ``ps`` on top): its optimum bounds the case (its LP bound ``u`` where the solve overflows), and
     where it holds exactly k items and beats z it is the new incumbent."""
-    from . import solve_items  # (the package's: a surrogate's solve is a search of its own)
-
     z = eng.z
     budget = None if eng.budget is None else max(0, eng.budget - eng.stats.state_updates)
     try:
-        value, sel = solve_items(
+        value, sel = eng.solve(  # (the package's search: a surrogate's solve is a search of its own)
             p_rest,
             ws_rest,
             room,
