@@ -58,6 +58,29 @@ except ImportError:  # the test extra: only tests/test_hypothesis.py and tests/t
     pass
 
 
+# Under pytest-xdist (pyproject.toml's addopts: -n 2 --dist loadgroup) these files' tests run on one worker, each file
+# as one unit of work: their tests share a module-scoped fixture that is costly to set up (test_distributed starts its
+# gloo process groups, tens of seconds; test_partitioner compiles an MLP in a child), which would otherwise be set up
+# once per worker. Paths as xdist's node ids spell them (from the rootdir).
+ONE_WORKER = ("tests/test_distributed.py", "tests/test_partitioner.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup, with the files of ONE_WORKER as groups. (The xdist_group mark alone does not group under
+    pytest 9.2: xdist 3.8 renames a node id pytest no longer reads, pytest-xdist issue 1386; the marks still count.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class Scheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path in ONE_WORKER else super()._split_scope(nodeid)
+
+    return Scheduling(config, log)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _compiled_kernels():
     """Default solves run the compiled kernels (compiling them where numba's disk cache lacks them), whatever that
