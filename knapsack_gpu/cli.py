@@ -4,7 +4,8 @@ knapsack-gpu demo                          a demo solve on the best available de
 knapsack-gpu solve FILE [--json] ...       solve a kplib / Jooken / Pisinger / JSON instance file (- reads stdin);
                                            every instance of a file that holds several, one line each
 knapsack-gpu profile FILE --plot out.png   the best value for every capacity
-knapsack-gpu plan FILE [--device cuda --device-memory 141GB]   what a solve would do: states, then the dense plan
+knapsack-gpu plan FILE [--memory-limit 8GB]  what a solve would do, stage by stage, without running it
+                                           (--device cuda --device-memory 141GB: for a device not present)
 knapsack-gpu compile                       compile the numba kernels ahead of time (once per environment)
 knapsack-gpu bench [--quick]               the benchmark suite (needs a source checkout)
 
@@ -170,10 +171,12 @@ def cmd_plan(args) -> int:
 
     from .dryrun import plan_for
 
-    if args.device.startswith("cuda") and args.device_memory is None and not torch.cuda.is_available():
+    unknown = args.device_memory is None and args.memory_limit is None
+    if args.device.startswith("cuda") and unknown and not torch.cuda.is_available():
         raise ValueError(
-            f"--device {args.device}: no CUDA device here to read the free memory of; pass --device-memory (e.g. "
-            "141GB for an H200) to plan for one, or leave --device at auto (the CPU here)"
+            f"--device {args.device}: no CUDA device here to read the free memory of; pass --memory-limit (as for "
+            "solve) or --device-memory (e.g. 141GB for an H200) to plan for one, or leave --device at auto (the CPU "
+            "here)"
         )
     inst = _read(args)
     report = plan_for(
@@ -181,6 +184,7 @@ def cmd_plan(args) -> int:
         inst.values,
         inst.capacity,
         device=args.device,
+        memory_limit=args.memory_limit,
         device_memory=args.device_memory,
         backend=args.backend,
         cell_rate=args.cell_rate,
@@ -375,7 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
 
     p = instance_command(
-        "plan", "what a solve would do: the states engine's first budget, then the dense plan's bytes and time"
+        "plan",
+        "what a solve would do, stage by stage (no search runs): the states engine's budget and memory, what takes "
+        "over, the dense plan's bytes and time",
     )
     p.add_argument(
         "--device",
@@ -387,7 +393,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--device-memory",
         type=parse_bytes,
         default=None,
-        help="its memory, e.g. 141GB (default: what it has free now, where it is present)",
+        help="its memory, e.g. 141GB (default: what it has free now, where it is present), for the default limit",
+    )
+    p.add_argument(
+        "--memory-limit",
+        type=parse_bytes,
+        default=None,
+        help="working memory, e.g. 8GB, 512MiB, as solve takes it (default: solve's, a share of the device's free "
+        "memory or of --device-memory)",
     )
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "torch", "triton"])
     p.add_argument("--cell-rate", type=float, default=None, help="cells/s for the estimate (default: from bandwidth)")

@@ -100,12 +100,18 @@ def single_pass_bytes(p: ForwardPass, m: int, length: int, table_bytes: int) -> 
     return p.workspace_bytes(length, True) + p.items_bytes(m) + table_bytes
 
 
-def resolve_strategy(strategy: str | None) -> str:
+def resolve_strategy(strategy: str | None, canonical: bool = False) -> str:
+    """The strategy a solve (or its dry run) runs: the argument, else $KNAPSACK_GPU_STRATEGY, else 'auto'; checked
+    against STRATEGIES and against ``canonical`` (True or False), which only a dense plan can promise."""
     where = "strategy"
     if strategy is None:
         strategy, where = env.get(ENV_STRATEGY, "auto"), ENV_STRATEGY
     if not isinstance(strategy, str) or strategy not in STRATEGIES:
         raise ValueError(f"{where}={strategy!r}; choose one of {', '.join(repr(s) for s in STRATEGIES)}")
+    if not isinstance(canonical, bool):
+        raise TypeError(f"canonical must be True or False, got {canonical!r}")
+    if canonical and strategy in ("states", "closed", "grouped"):
+        raise ValueError(f"strategy={strategy!r} cannot promise dp_knapsack's selection; use canonical=False")
     return strategy
 
 
@@ -214,14 +220,14 @@ def _size(dtype) -> int:
     return np.dtype(numpy_dtype(dtype)).itemsize
 
 
-def states_first_budget(items: np.ndarray, capacity: int, value_bound: int | float, device_type: str = "cpu"):
+def states_first_budget(items: int, capacity: int, value_bound: int | float, device_type: str = "cpu"):
     """State updates the states engine may spend before the dense plans are looked at: a share of a full dense
-    pass's estimated time on the device over the items it searches; None (no limit but memory) where no dense row
-    could exist."""
+    pass's estimated time on the device over the ``items`` it searches (worth ``value_bound`` in all); None (no limit
+    but memory) where no dense row could exist."""
     itemsize = 4 if value_bound < 2**31 else 8
     if (capacity + 1) * itemsize > 2**40:  # a terabyte row: no device holds it, the states engine is the plan
         return None
-    seconds = items.size * (capacity + 1) * itemsize * CELL_BYTE_SECONDS[device_type]
+    seconds = items * (capacity + 1) * itemsize * CELL_BYTE_SECONDS[device_type]
     budget = int(STATES_FIRST_SHARE * seconds / STATE_SECONDS)
     return budget if budget > STATES_MIN_UPDATES else STATES_MIN_UPDATES
 

@@ -1,8 +1,11 @@
 """The public entry points: :func:`solve` and :func:`profile`.
 
-problem (validate) -> the states engine (:mod:`knapsack_gpu.states`) under a work budget -> reduce (exact reductions,
-bounds, variable fixing from the states engine's incumbent, dtype) -> plan (closed, pruned or dense) -> passes driven
-by recover (:mod:`knapsack_gpu.dense`: bit table or Hirschberg) -> the selection, checked.
+problem (validate) -> the plan (:mod:`knapsack_gpu.stages`: the stages in order, each with its budget and memory) ->
+its stages, executed here: the states engine (:mod:`knapsack_gpu.states`) under its work budget, the grouped solver
+where the items look grouped, the dense stage (reduce: exact reductions, bounds, variable fixing from the states
+engine's incumbent, dtype; then closed, pruned or dense) -> passes driven by recover (:mod:`knapsack_gpu.dense`: bit
+table or Hirschberg) -> the selection, checked. Every budget, limit and choice comes from the plan; this module
+evaluates only the conditions a stage gives way on (finished or not, the items' look, what the incumbent fixed).
 """
 
 from __future__ import annotations
@@ -16,27 +19,17 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from . import devices, jit
+from . import devices, jit, stages
 from . import plan as plan_mod
 from .arith import exact_sum
 from .backends import make_pass, resolve_backend, resolve_device
 from .dense.recover import Recovery
-from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit, format_bytes
+from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit
 from .problem import Instance, make_instance
 from .progress import Progress, Reporter, check_progress
 from .reduce import Reduced, reduce
+from .stages import HOST_BYTES_PER_ITEM, held_bytes  # noqa: F401  (re-exported: callers import them from here)
 from .states import Search, StatesOverflow, StatesStats, modes, placement
-
-# Host bytes per input item the solve may hold beyond its inputs: validated copies (16), reduction masks and index
-# arrays (~40), bounds (order, reduced costs, prefix sums: ~48), a dense job's schedule (lo, hi, top, before: 32)
-# and windows (16), and the temporaries of the vectorised steps. tests/test_memory.py measures the real peak.
-HOST_BYTES_PER_ITEM = 256
-
-
-def held_bytes(n: int, device) -> int:
-    """The per-item state of ``n`` items that counts against a memory limit: host bytes, so on the CPU only (a CUDA
-    limit is the device's memory)."""
-    return HOST_BYTES_PER_ITEM * n if devices.kind(device) == "cpu" else 0
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -250,11 +243,7 @@ def solve(
     inst = make_instance(weights, values, capacity)
     dev = resolve_device(device)
     limit = check_limit(memory_limit)
-    strategy = plan_mod.resolve_strategy(strategy)
-    if not isinstance(canonical, bool):
-        raise TypeError(f"canonical must be True or False, got {canonical!r}")
-    if canonical and strategy in ("states", "closed", "grouped"):
-        raise ValueError(f"strategy={strategy!r} cannot promise dp_knapsack's selection; use canonical=False")
+    strategy = plan_mod.resolve_strategy(strategy, canonical)
     states_backend = resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
     threads = check_threads(threads)
     try:
@@ -281,178 +270,72 @@ def _solve(
     threads: int = 1,
     states_backend: str | None = None,
 ) -> Solution:
-    """solve() after validation: the states engine first (it finishes most instances), then the dense plans.
-    ``states_backend``: the backend resolved for int64 on ``dev`` (None: resolved here)."""
-    meter = Meter(default_limit(dev) if limit is None else limit, dev)
-    held = held_bytes(inst.n, dev)
-    if held > meter.limit:
-        red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense")
-        name = resolve_backend(backend, dev, red.dtype)
-        raise _too_small(red, dev, name, meter.limit, held, inst.n, strategy, canonical, None)
-    meter.hold(held, f"the per-item state of {inst.n} items")
+    """solve() after validation: the plan (:func:`knapsack_gpu.stages.make`), executed stage by stage; every
+    condition a stage gives way on is evaluated here, every figure it compares comes from the plan.
+    ``states_backend``: the backend resolved for int64 on ``dev`` (None: resolved by the plan)."""
+    plan = stages.make(inst, dev, limit, strategy, dtype, canonical, backend, states_backend)
+    meter = Meter(plan.limit, dev)
+    if plan.room < 0:
+        raise plan.memory_error(plan.dense())
+    meter.hold(plan.held, f"the per-item state of {inst.n} items")
     stats = _STATS.copy()
     stats["device"] = devices.name(dev)
     stats["full_cells"] = inst.n * (inst.capacity + 1)
     stats["memory_limit"] = meter.limit
     stats["reductions"], stats["fixed"], stats["extras"] = [], {"in": 0, "out": 0}, []
-    d = _decide(
-        inst, dev, backend, meter, held, dtype, progress, canonical, strategy, stats, states_backend=states_backend
-    )
-    run, red = d.run, d.red
-    if d.outcome == "grouped":
-        return _finish(inst, d.grouped, stats, meter)
-    if d.outcome == "states":
-        stats["plan_reason"] = f"the states engine finished after {run.stats.state_updates} updates" + (
-            "" if d.budget is None else f" (its first budget: {d.budget})"
-        )
-        return _finish(inst, run.selection(), stats, meter, run.search.totals)
-    if d.outcome == "memory":
-        raise _too_small(red, dev, d.name, meter.limit, held, inst.n, strategy, canonical, run)
-    selected = red.forced
-    if d.outcome == "reduced":  # the states engine (if it ran) gave way and the reductions left nothing
-        stats["strategy"] = "reduced"
-        stats["plan_reason"] = "nothing is left after the reductions (" + ", ".join(red.applied) + ")"
-    if d.choice is not None:
-        choice = d.choice
-        if run is not None:
-            run.release()  # the dense plan's memory is counted without the list the states engine left
-        if choice.strategy == "closed":
-            stats["strategy"] = "closed"
-            selected = red.bounds.incumbent
-        elif red.n:
-            dp = _run_dense(choice.dense, red, dev, d.name, limit, meter, stats, progress, threads)
-            selected = red.selection(dp)
-    return _finish(inst, selected, stats, meter)
+    g, st = plan.grouped, plan.states
+    if g is not None and g.forced:
+        return _finish(inst, _grouped(inst, g, meter, stats), stats, meter)
 
-
-# The most state updates a dry run gives the states engine where no dense row fits (~1 s compiled): past them it
-# reports that a solve goes on without a budget.
-DRY_RUN_UPDATES = 10**8
-# Where the items look grouped, the states engine's updates before the grouped solver is tried (~10 ms compiled),
-# and the most updates it may then still project to go on (twice that, ~0.3 s) before the grouped solver: Jooken's
-# c = 1e6 ones it ends in 0.002-0.08 s where its list stays short, the others the grouped solver ends in 0.01-1 s.
-GROUPED_AFTER = 1_000_000
-GROUPED_PROJECTION = 30_000_000
-
-
-@dataclass
-class Decision:
-    """What a solve does (:func:`_decide`), before any dense pass runs.
-
-    outcome: "grouped" (the grouped solver has the optimum: ``grouped`` its selection), "states" (the states engine
-        has the optimum), "closed" / "pruned" / "dense" (``choice`` is that plan),
-        "reduced" (nothing left after the reductions), "memory" (no plan fits the memory limit: a solve raises
-        MemoryError), or, in a dry run only, "states-unfinished" (no dense row fits and the states engine had not
-        finished within DRY_RUN_UPDATES, its list fitting so far).
-    run: the states engine's run (None where it did not run); budget: its first work budget (None: unbounded).
-    red, name, dense_need: the reduced instance, the dense backend and its least working memory in bytes.
-    """
-
-    outcome: str
-    run: _StatesRun | None = None
-    budget: int | None = None
-    red: Reduced | None = None
-    name: str | None = None
-    dense_need: int = 0
-    choice: plan_mod.Choice | None = None
-    grouped: np.ndarray | None = None  # the grouped solver's selection
-
-
-def _decide(
-    inst: Instance,
-    dev,
-    backend: str,
-    meter: Meter,
-    held: int,
-    dtype,
-    progress: Reporter | None,
-    canonical: bool,
-    strategy: str,
-    stats: dict,
-    dry: bool = False,
-    states_dev=None,
-    states_backend: str | None = None,
-) -> Decision:
-    """The states engine first (under its work budget), then the reductions and the choice of a dense plan: the
-    decisions a solve takes and a dry run (``dry``: the states engine's open-ended runs are capped at
-    DRY_RUN_UPDATES, and its extension within the dense plan's share is not run) reports. ``states_dev``: where the
-    states engine runs (a dry run for a device that is not present runs it on the CPU); ``states_backend``: the
-    backend resolved for int64 on ``dev`` where the caller has it (None: resolved here)."""
-    if strategy == "grouped":
-        return Decision("grouped", grouped=_grouped(inst, meter, stats, forced=True))
-
-    # Groups of near-identical heavy items (Jooken's class) get the grouped solver, but only after the states engine
-    # has had GROUPED_AFTER updates: it ends most instances whose identical items only look like groups (spanner,
-    # multiple strongly correlated) in milliseconds, where the grouped solver might work for seconds before it gives
-    # up; on Jooken's c = 1e10 ones it would not end in hours. The items are sampled for groups only then.
-    groups = strategy == "auto" and dtype is None and not canonical and inst.integral
-    run, budget = None, None
-    tried = strategy in ("auto", "states") and dtype is None
-    states_meter = _states_meter(inst, dev, backend, meter, canonical) if tried else None
-    if states_meter is not None:
-        sdev = dev if states_dev is None else states_dev
-        if states_backend is None or states_dev is not None:
-            states_backend = resolve_backend(backend, sdev, torch.int64)
-        run = _StatesRun(inst, sdev, states_backend, states_meter, stats, progress, meter, meet=strategy != "states")
-        if strategy != "states":
-            budget = plan_mod.states_first_budget(run.items, inst.capacity, run.bound, devices.kind(dev))
-        if dry and budget is None:
-            budget = DRY_RUN_UPDATES
-        if groups:
-            if run.run(GROUPED_AFTER if budget is None or budget > GROUPED_AFTER else budget):  # (min(): ~0.2 us)
-                return Decision("states", run, budget)
-            groups = _looks_grouped(inst)
-            left = run.search.projected_updates() if groups else 0  # a short way left: the states engine goes on
-            if groups and left <= GROUPED_PROJECTION and run.run(run.stats.state_updates + 2 * left):
-                return Decision("states", run, budget)
-    elif groups:
-        groups = _looks_grouped(inst)
-    if groups:
-
-        def noise_budget() -> int | None:  # the dense plan that would follow, where it fits: its estimated time
-            red, _, need = _reduced_plan(inst, dtype, canonical, strategy, run, backend, dev, meter)
-            if not red.n:
-                return 0  # the reductions solve it
-            if need > meter.limit - meter.current:
-                return None
-            dense = plan_mod.choose(red, strategy, canonical, devices.kind(dev)).dense
-            return plan_mod.grouped_noise_cells(dense.seconds) if dense is not None else 0  # no dense: bounds met
-
-        found = _grouped(inst, meter, stats, noise_budget=noise_budget)
+    run, budget, looks = None, None, False
+    if st is not None:
+        run = _StatesRun(inst, dev, st, Meter(st.room, dev) if st.value_only else meter, stats, progress, meter)
+        budget = st.budget(run.items.size, run.bound, inst.capacity, dev)
+        if g is not None:
+            # the items are sampled for groups only once the states engine has had its first updates: it ends most
+            # instances whose identical items only look like groups in milliseconds
+            if run.run(g.after(budget)):
+                return _states_answer(inst, run, budget, stats, meter)
+            looks = g.looks(inst)
+            left = run.search.projected_updates() if looks else 0  # a short way left: the states engine goes on
+            if looks and left <= g.projection() and run.run(run.stats.state_updates + 2 * left):
+                return _states_answer(inst, run, budget, stats, meter)
+    elif g is not None:
+        looks = g.looks(inst)
+    if looks:
+        found = _grouped(inst, g, meter, stats, lambda: plan.dense(run and run.incumbent()).noise_cells())
         if found is not None:
             if run is not None:
                 run.release()
-            return Decision("grouped", grouped=found)
+            return _finish(inst, found, stats, meter)
     if run is not None and run.run(budget) and not canonical:
-        return Decision("states", run, budget)
-    red, name, dense_need = _reduced_plan(inst, dtype, canonical, strategy, run, backend, dev, meter)
-    room = meter.limit - meter.current
-    _reduced_stats(stats, red, name)
-    d = Decision("reduced", run, budget, red, name, dense_need)
-    if not red.n:
-        return d
-    if run is not None and not canonical and dense_need > room:  # no dense row fits: the states engine is the plan
-        if run.run(DRY_RUN_UPDATES if dry else None):
-            d.outcome = "states"
-            return d
-        if dry and run.overflow is None:
-            d.outcome = "states-unfinished"
-            return d
-    if (run is not None and strategy == "states") or dense_need > room:
-        d.outcome = "memory"
-        return d
-    choice = plan_mod.choose(red, strategy, canonical, devices.kind(dev))
-    if not dry and run is not None and run.overflow is None and not run.done and choice.dense is not None:
+        return _states_answer(inst, run, budget, stats, meter)
+
+    dense = plan.dense(run and run.incumbent())
+    red = dense.red
+    _reduced_stats(stats, red, dense.backend)
+    if dense.outcome == "states":  # no dense row fits: the states engine goes on without a budget
+        if run.run(None):
+            return _states_answer(inst, run, budget, stats, meter)
+        dense.outcome = "memory"
+    if dense.outcome == "memory":
+        raise plan.memory_error(dense, run and run.overflow)
+    if dense.extends and run.overflow is None and not run.done:
         # The states engine may go on up to a share of the dense plan's estimated time; what it finds by then
-        # (a better incumbent, more items fixed) starts the dense plan.
+        # (a better incumbent, more items fixed) starts the dense plan, planned again.
         spent = run.stats.state_updates
-        if run.run_within(choice.dense) and not canonical:
-            d.outcome = "states"
-            return d
+        if run.run_within(dense.choice.dense) and not canonical:
+            return _states_answer(inst, run, budget, stats, meter)
         if run.stats.state_updates > spent:
-            red = d.red = reduce(inst, dtype, canonical=canonical, fixing=True, incumbent=run.incumbent())
-            _reduced_stats(stats, red, name)
-            choice = plan_mod.choose(red, strategy, canonical, devices.kind(dev))
+            dense = plan.dense(run.incumbent(), dense.backend)
+            red = dense.red
+            _reduced_stats(stats, red, dense.backend)
+    selected = red.forced
+    if dense.outcome == "reduced":  # the states engine (if it ran) gave way and the reductions left nothing
+        stats["strategy"] = "reduced"
+        stats["plan_reason"] = "nothing is left after the reductions (" + ", ".join(red.applied) + ")"
+        return _finish(inst, selected, stats, meter)
+    choice = dense.choice
     stats["plan_reason"] = choice.reason
     if run is not None:
         what = (
@@ -461,57 +344,47 @@ def _decide(
             else "states gave way"
         )
         stats["plan_reason"] = f"{what} after {run.stats.state_updates} updates; " + choice.reason
-    d.choice, d.outcome = choice, choice.strategy
-    return d
+        run.release()  # the dense plan's memory is counted without the list the states engine left
+    if choice.strategy == "closed":
+        stats["strategy"] = "closed"
+        selected = red.bounds.incumbent
+    else:
+        dp = _run_dense(choice.dense, red, dev, dense.backend, limit, meter, stats, progress, threads)
+        selected = red.selection(dp)
+    return _finish(inst, selected, stats, meter)
 
 
-def _reduced_plan(inst: Instance, dtype, canonical: bool, strategy: str, run, backend: str, dev, meter: Meter):
-    """(the reduced instance, the dense backend, the least working memory of its dense plan in bytes: 0 where the
-    reductions left nothing), from the states engine's incumbent where it ran."""
-    red = reduce(inst, dtype, canonical=canonical, fixing=strategy != "dense", incumbent=run and run.incumbent())
-    name, need = resolve_backend(backend, dev, red.dtype), 0
-    if red.n:
-        job = _dense_job(red, strategy, canonical, devices.kind(dev))
-        room = meter.limit - meter.current
-        name, need = plan_mod.fitting_backend(job, dev, plan_mod.fallbacks(backend, name), room)
-    return red, name, need
-
-
-def _looks_grouped(inst: Instance) -> bool:
-    from . import grouped  # imported only here: a canonical solve (the partitioner's) never pays for it
-
-    return grouped.looks_grouped(inst.weights, inst.values, inst.capacity)
+def _states_answer(inst: Instance, run: _StatesRun, budget: int | None, stats: dict, meter: Meter) -> Solution:
+    """The states engine has the optimum."""
+    stats["plan_reason"] = f"the states engine finished after {run.stats.state_updates} updates" + (
+        "" if budget is None else f" (its first budget: {budget})"
+    )
+    return _finish(inst, run.selection(), stats, meter, run.search.totals)
 
 
 def _grouped(
     inst: Instance,
+    stage: stages.GroupedStage,
     meter: Meter,
     stats: dict,
-    forced: bool = False,
     noise_budget: Callable[[], int | None] | None = None,
 ) -> np.ndarray | None:
-    """Groups of near-identical heavy items plus light items (Jooken's class: :mod:`knapsack_gpu.grouped`): the
-    grouped solver's selection under the planner's work limits, or None where the items show no such groups or it
-    gives up (the other plans follow; where it ran and gave up, ``stats["grouped"]`` says why). ``forced`` (strategy
-    "grouped"): a ValueError instead of None; otherwise the caller has sampled the items for groups already
-    (:func:`_looks_grouped`). ``noise_budget``: asked before its first noise DP for the most cells the noise DPs may
-    take (see :class:`grouped.Limits`)."""
-    from . import grouped, jit
+    """The grouped stage (groups of near-identical heavy items plus light items, Jooken's class:
+    :mod:`knapsack_gpu.grouped`): the grouped solver's selection within the plan's limits in what ``meter`` has left
+    (the states engine's list is still held: it goes on where the grouped solver gives up), or None
+    where the items show no such groups or it gives up (the other stages follow; where it ran and gave up,
+    ``stats["grouped"]`` says why). A forced stage (strategy "grouped"): a ValueError instead of None.
+    ``noise_budget``: asked before its first noise DP for the most cells the noise DPs may take (see
+    :class:`grouped.Limits`)."""
+    from . import grouped
 
-    w, v, cap = inst.weights, inst.values, inst.capacity
-    why = None
-    if not jit.enabled():
-        why = "the grouped solver needs numba"
-    elif not inst.integral:
-        why = "the grouped solver takes whole-number values only"
-    elif (forced and not grouped.looks_grouped(w, v, cap)) or (groups := grouped.detect(w, v, cap)) is None:
-        why = "no groups of near-identical heavy items"
-    else:
+    groups, why = stage.groups(inst)
+    if groups is not None:
         gst = grouped.GroupedStats()
-        room = meter.limit - meter.current
         try:
-            limits = grouped.planner_limits(room, groups, noise_budget)
-            value, selected = grouped.solve(w, v, cap, groups=groups, limits=limits, stats=gst)
+            limits = stage.limits(meter.limit - meter.current, groups, noise_budget)
+            value, selected = grouped.solve(inst.weights, inst.values, inst.capacity, groups=groups, limits=limits,
+                                            stats=gst)  # fmt: skip
         except grouped.GroupedGiveUp as exc:
             why = f"the grouped solver gave up: {exc}"
             stats["grouped"] = {"gave_up": str(exc)}
@@ -535,60 +408,9 @@ def _grouped(
                 },
             )
             return np.asarray(selected, dtype=np.int64)
-    if forced:
+    if stage.forced:
         raise ValueError(f"strategy='grouped': {why}")
     return None
-
-
-def _states_meter(inst: Instance, dev, backend: str, meter: Meter, canonical: bool) -> Meter | None:
-    """The meter the states engine runs under (None: it does not run). A canonical solve still needs its dense pass,
-    so the engine only gets the room that even an unreduced dense plan would leave (None where that is none, or
-    where that pass is too short for the engine to pay): its value then never decides whether the dense plan fits,
-    and a MemoryError's ``memory_limit >= N`` stays exact."""
-    if not canonical:
-        return meter
-    if not plan_mod.canonical_states(inst.n, inst.capacity):
-        return None
-    name = resolve_backend(backend, dev, torch.int64)
-    p = make_pass(name, dev, torch.int64, Workspace(Meter(2**62, dev)))
-    room = meter.limit - meter.current - plan_mod.min_bytes(p, inst.n, inst.capacity + 1)
-    return Meter(room, dev) if room > 0 else None
-
-
-def _dense_job(red: Reduced, strategy: str, canonical: bool, device_type: str = "cpu"):
-    """The top-level job of the dense plan that would run (for its memory: the choice between plans comes later)."""
-    if strategy == "dense" or red.bounds is None:
-        return plan_mod.dense(red, device_type=device_type).job
-    return plan_mod.pruned(red, canonical, device_type).job
-
-
-def _dense_need(red: Reduced, dev, name: str, strategy: str, canonical: bool) -> int:
-    """The least working memory the dense plan that would run needs (its pass's buffers, the kept half-profile and
-    the split), beyond the per-item state."""
-    return plan_mod.fitting_backend(_dense_job(red, strategy, canonical, devices.kind(dev)), dev, [name], 0)[1]
-
-
-def _too_small(
-    red: Reduced, dev, name: str, limit: int, held: int, n: int, strategy: str, canonical: bool, run
-) -> MemoryError:
-    """The MemoryError for a limit that holds no plan: the memory_limit that would hold the dense plan (per-item
-    state included: a limit of that many bytes works, one byte less does not), and what the states engine reached
-    where it ran (its own need is only known once it has run)."""
-    need = held + (_dense_need(red, dev, name, strategy, canonical) if red.n else 0)
-    parts = []
-    if run is not None and run.overflow is not None:
-        parts.append(f"{run.overflow} (the states engine's peak is not known before it runs)")
-    if need == held:
-        parts.append(f"the per-item state of {n} items needs memory_limit >= {need} bytes ({format_bytes(need)})")
-    elif strategy != "states":
-        parts.append(
-            f"a dense plan needs memory_limit >= {need} bytes ({format_bytes(need)}: {held} of per-item state for "
-            f"{n} items on {dev}, the rest for profile length {red.capacity + 1} in "
-            f"{str(red.dtype).replace('torch.', '')})"
-        )
-    else:
-        parts.append(f"a dense plan (strategy='auto' or 'pruned') would need memory_limit >= {need} bytes")
-    return MemoryError(f"{'; '.join(parts)}; memory_limit is {limit} ({format_bytes(limit)})")
 
 
 def solution(inst: Instance, selected: np.ndarray, stats: dict, totals: tuple | None = None) -> Solution:
@@ -635,34 +457,34 @@ def _reduced_stats(stats: dict, red: Reduced, backend: str) -> None:
 
 
 class _StatesRun:
-    """The states engine over the items a DP needs (value > 0, 0 < weight <= capacity): zero-weight items are
-    taken, and when everything fits no search is needed at all. ``meet``: a meet in the middle may take the
-    search's place at once (:func:`.states.mitm.at_once`)."""
+    """The states stage (:class:`knapsack_gpu.stages.StatesStage`): the states engine over the items a DP needs
+    (value > 0, 0 < weight <= capacity): zero-weight items are taken, and when everything fits no search is needed at
+    all; where the stage allows it, a meet in the middle may take the search's place at once
+    (:func:`.states.mitm.at_once`)."""
 
     def __init__(
         self,
         inst: Instance,
         dev,
-        backend: str,
+        stage: stages.StatesStage,
         meter: Meter,
         stats: dict,
         progress: Reporter | None,
         solve_meter: Meter,
-        meet: bool = True,
     ):
         self.inst_values = inst.values
         self.integral = inst.integral
         self.stats = StatesStats()
         self.overflow: StatesOverflow | None = None
         self.done = False  # the search has ended: its value is the optimum
-        # a meter of its own (a canonical solve's, see _states_meter): only its value is handed on, never its items,
+        # a meter of its own (a canonical solve's: the stage's room): only its value is handed on, never its items,
         # and its peak is the solve's too
         self.value_only = meter is not solve_meter
         self.meter, self.solve_meter = meter, solve_meter
         self.out = stats
-        self.backend = backend
+        self.backend = stage.backend
         self.progress = progress
-        device, device_states = placement(dev, backend)
+        device, device_states = placement(dev, stage.backend)
         s = self.search = Search(
             inst.values,
             inst.weights,
@@ -674,11 +496,11 @@ class _StatesRun:
             progress=progress,
             # a canonical solve (the torch.compile drop-in) needs only the value: never wait for a compile
             binding="ready" if self.value_only else None,
-            # every first budget of _decide's is at least this: a search that ends within it ends here
-            first_run=plan_mod.STATES_MIN_UPDATES,
+            # every first budget is at least this: a search that ends within it ends here
+            first_run=stage.first_run,
             # few items, or a subset sum of a few dozen: a meet in the middle at once (strategy="states" forces the
             # expanding core alone)
-            meet=meet,
+            meet=stage.meet,
         )
         self.free, self.items = s.free, s.items
         hits = (("zero-value", s.zero_value), ("heavy", s.heavy), ("zero-weight", s.free.size))

@@ -180,7 +180,7 @@ class Search:
         c = int(c)  # (a numpy integer too: at_once counts in Python integers)
         n = p.shape[0]
         met = True
-        if n <= mitm.DIRECT_ITEMS and c < 2**62 and mitm.fits(meter, n, B.compiled):
+        if mitm.over_every_item(n, c, meter, B.compiled):
             # few items: at once whatever they are, from the instance to its answer (and its totals) in one call
             got = mitm.whole(B, p, w, c, self.stats, meter)
             code, value, weight, chosen, items, free, pf, total, zero_value, heavy = got
@@ -193,8 +193,7 @@ class Search:
             cap = c - int(TW[1])
             if big or not items.size or int(TW[0]) <= cap:  # (sums past int64, or nothing to search: the usual path)
                 return False
-            few = items.size <= mitm.DIRECT_ITEMS  # (at_once looks at the items only past that)
-            if not (few or mitm.at_once(p[items], w[items], cap)) or not mitm.fits(meter, items.size, B.compiled):
+            if not mitm.over_open_items(p[items], w[items], cap, meter, B.compiled):
                 return False
             value, chosen = mitm.best(B, p, w, items, cap, self.stats, meter)  # (instance indices, ascending)
             self.free, pf, total = free, TS[1], TS[0]

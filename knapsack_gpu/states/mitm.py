@@ -61,6 +61,18 @@ def fits(meter, m: int, compiled: bool) -> bool:
     return meter is None or need <= meter.limit - meter.current
 
 
+def over_every_item(n: int, c: int, meter, compiled: bool) -> bool:
+    """Whether a meet in the middle takes every item of an instance in one call, before any set-up: at most
+    DIRECT_ITEMS of them, c < 2**62, and fits(). The engine and the dry run decide by this one rule."""
+    return n <= DIRECT_ITEMS and c < 2**62 and fits(meter, n, compiled)
+
+
+def over_open_items(p: np.ndarray, w: np.ndarray, c: int, meter, compiled: bool) -> bool:
+    """Whether a meet in the middle takes the open items left after the set-up (their values p, weights w, and the
+    capacity c they share) in the engine's place: at_once() and fits(). The engine and the dry run decide by this."""
+    return fits(meter, p.shape[0], compiled) and at_once(p, w, c)
+
+
 def at_once(p: np.ndarray, w: np.ndarray, c: int) -> bool:
     """Whether a meet in the middle over all of these items (at most MAX_ITEMS, whole numbers) should run before
     the engine does any work: where its two half lists are smaller than the engine's set-up costs (DIRECT_ITEMS), or
