@@ -1,0 +1,111 @@
+"""What a new user waits for: the first answer of a fresh process, with an empty numba cache and with a warm one
+(issue 51).
+
+    python benchmarks/first_answer.py                   # table + benchmarks/results/first_answer.json
+    python benchmarks/first_answer.py --repeats 1 --out ''
+
+Each row runs a command in a process of its own, timed from outside (wall clock, imports included), one thread for
+the solves (OMP/MKL/OPENBLAS/NUMBA_NUM_THREADS=1; ``knapsack-gpu compile`` uses its own worker processes, one a
+core). The numba cache is a temporary folder (``NUMBA_CACHE_DIR``): "empty" rows get a new empty one each run, so
+nothing a checkout compiled before counts; "warm" rows share one that ``knapsack-gpu compile`` filled in the same
+run (that compile is a row too). The README's 5-item example is the first ``python`` block of README.md, run as
+it stands. The solves are CPU solves (``KNAPSACK_GPU_DEVICE`` is not set; on a machine with CUDA the demo uses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import provenance  # noqa: E402  (benchmarks/ on the path first)
+
+ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")}
+# kplib's uncorrelated class at n = 1,000 (a search long enough to go past the interpreted trial and compile).
+KPLIB_LIKE = (
+    "import numpy as np, knapsack_gpu\n"
+    "from knapsack_gpu import generate\n"
+    "w, v, c = generate.uncorrelated(np.random.default_rng(0), 1000, 10**4)\n"
+    "s = knapsack_gpu.solve(w, v, c, device='cpu')\n"
+    "print(s.value, s.stats['binding'], round(s.stats['seconds'], 3))\n"
+)
+
+# A long search (circle(2/3), n = 10,000, R = 1e5: ~780 million state updates, ~2 s compiled and warm): it runs
+# past the interpreted trial (numba_jit.TRIAL_UPDATES) and compiles in the foreground, with a notice.
+LONG_SEARCH = KPLIB_LIKE.replace("generate.uncorrelated(np.random.default_rng(0), 1000, 10**4)",
+                                 'generate.FAMILIES["circle"](np.random.default_rng(0), 10000, 10**5)')  # fmt: skip
+
+
+def readme_example() -> str:
+    """The README's first Python block (the 5-item example), as a user would paste it."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```python\n(.*?)```", text, re.S)
+    if block is None:
+        raise SystemExit("README.md has no python block")
+    return block.group(1)
+
+
+def commands(py: str) -> dict[str, list[str]]:
+    return {
+        "compile": [py, "-m", "knapsack_gpu", "compile"],  # first: the warm rows load what it wrote
+        "readme 5 items": [py, "-c", readme_example()],
+        "kplib-like n=1,000": [py, "-c", KPLIB_LIKE],
+        "circle n=10,000": [py, "-c", LONG_SEARCH],
+        "demo": [py, "-m", "knapsack_gpu", "demo"],
+    }
+
+
+def run(cmd: list[str], cache: str) -> tuple[float, str]:
+    """One fresh process: its wall time from outside, and its output (stderr's notices included)."""
+    env = {**os.environ, **ONE_THREAD, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:3])} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    return seconds, (p.stdout + p.stderr).strip()
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=3, help="fresh processes a row (default 3)")
+    ap.add_argument("--out", default=str(HERE / "results" / "first_answer.json"), help="'' to write nothing")
+    args = ap.parse_args(argv)
+    cmds = commands(sys.executable)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="numba-") as top:
+        fresh = iter(range(10**6))
+        warm = ""
+        for cache in ("empty", "warm"):
+            for name in cmds:
+                times, out = [], ""
+                for _ in range(args.repeats):
+                    folder = warm if cache == "warm" else os.path.join(top, f"empty-{next(fresh)}")
+                    seconds, out = run(cmds[name], folder)
+                    times.append(seconds)
+                    if name == "compile" and cache == "empty":
+                        warm = folder  # the warm rows load what the last compile into an empty cache wrote
+                row = {"what": name, "cache": cache, "seconds": times, "median_s": statistics.median(times),
+                       "last_output": out[-2000:]}  # fmt: skip
+                rows.append(row)
+                shown = "/".join(f"{t:.1f}" for t in times)
+                print(f"{name:20s} {cache:5s} cache: median {row['median_s']:6.1f} s ({shown})", flush=True)
+    if args.out:
+        meta = {"machine": provenance.machine(1), "commit": provenance.commit(), "repeats": args.repeats}
+        Path(args.out).write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
