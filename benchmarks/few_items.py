@@ -18,7 +18,6 @@ the call until it has run 20 ms: single sub-ms calls on a shared VM are noise), 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -129,8 +128,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 )
                 rows.append(r)
     if args.out:
-        meta = {"machine": provenance.machine(1), "commit": provenance.commit(), "repeats": args.repeats}
-        Path(args.out).write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+        provenance.write_rows(args.out, rows, repeats=args.repeats)
     return rows
 
 

@@ -15,7 +15,6 @@ it stands. The solves are CPU solves (``KNAPSACK_GPU_DEVICE`` is not set; on a m
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import statistics
@@ -102,8 +101,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 shown = "/".join(f"{t:.1f}" for t in times)
                 print(f"{name:20s} {cache:5s} cache: median {row['median_s']:6.1f} s ({shown})", flush=True)
     if args.out:
-        meta = {"machine": provenance.machine(1), "commit": provenance.commit(), "repeats": args.repeats}
-        Path(args.out).write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+        provenance.write_rows(args.out, rows, repeats=args.repeats)
     return rows
 
 

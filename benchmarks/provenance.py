@@ -110,3 +110,9 @@ def machine_id(meta: dict) -> str:
     key = {k: meta.get(k) for k in MACHINE_KEYS}
     key["memory_bytes"] = round((key["memory_bytes"] or 0) / 2**30)
     return "m" + hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:6]
+
+
+def write_rows(path: str | Path, rows: list[dict], **meta) -> None:
+    """A one-thread benchmark's results file: its machine and commit, ``meta`` (e.g. repeats) and its rows."""
+    head = {"machine": machine(1), "commit": commit(), **meta}
+    Path(path).write_text(json.dumps({**head, "rows": rows}, indent=1) + "\n")
