@@ -28,7 +28,6 @@ from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit
 from .problem import Instance, make_instance
 from .progress import Progress, Reporter, check_progress
 from .reduce import Reduced, reduce
-from .stages import HOST_BYTES_PER_ITEM, held_bytes  # noqa: F401  (re-exported: callers import them from here)
 from .states import Search, StatesOverflow, StatesStats, modes, placement
 
 

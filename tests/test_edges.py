@@ -16,6 +16,7 @@ from conftest import HANG_S
 
 import knapsack_gpu
 import knapsack_gpu.partitioner as kp
+import knapsack_gpu.stages
 from knapsack_gpu.reference import brute_force
 
 BIG = 2**62
@@ -259,7 +260,7 @@ def test_memory_limit_counts_per_item_state():
         sol = knapsack_gpu.solve(w, v, capacity, device="cpu", strategy=strategy)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        held = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * n
+        held = knapsack_gpu.stages.HOST_BYTES_PER_ITEM * n
         assert peak <= held + (1 << 20), (capacity, strategy, peak / n)
         assert sol.stats["peak_bytes"] <= sol.stats["memory_limit"]
 
@@ -277,7 +278,7 @@ def test_a_limit_just_above_the_per_item_state_is_never_exceeded(jit_env, monkey
         cases.append((w, [x + int(rng.integers(0, 100)) for x in w], int(sum(w)) // int(rng.integers(2, 5))))
     for weights, values, capacity in cases:
         best = knapsack_gpu.solve(weights, values, capacity, device="cpu").value
-        held = knapsack_gpu.solver.held_bytes(len(weights), "cpu")
+        held = knapsack_gpu.stages.held_bytes(len(weights), "cpu")
         for limit in range(held, held + 200, 8):
             for strategy in ("auto", "states"):
                 options = {"device": "cpu", "memory_limit": limit, "strategy": strategy}
@@ -307,7 +308,7 @@ def test_a_limit_that_solves_solves_at_every_larger_limit(weights, values, capac
     exactly, took (solved at 3,312 bytes, refused at 3,360, solved again at 3,408)."""
     values = weights if values is None else values
     best = knapsack_gpu.solve(weights, values, capacity, device="cpu").value
-    held = knapsack_gpu.solver.held_bytes(len(weights), "cpu")
+    held = knapsack_gpu.stages.held_bytes(len(weights), "cpu")
     solved = []
     for limit in range(held, held + 2400, 16):
         try:

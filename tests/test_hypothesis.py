@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import knapsack_gpu
 from knapsack_gpu.reference import brute_force
-from knapsack_gpu.solver import held_bytes
+from knapsack_gpu.stages import held_bytes
 
 BIG = 2**62 - 1
 

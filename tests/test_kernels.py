@@ -15,6 +15,7 @@ from conftest import HAS_CUDA, HAS_TRITON, TRITON_DEVICE
 from oracle import assert_feasible, assert_value
 
 import knapsack_gpu
+import knapsack_gpu.stages
 from knapsack_gpu.dense.passes.base import BitLayout
 from knapsack_gpu.memory import Meter, Workspace
 from knapsack_gpu.plan import dense, min_bytes, single_pass_bytes
@@ -172,7 +173,7 @@ def test_triton_hirschberg(monkeypatch, path, scale):
     single = single_pass_bytes(p, job.m, job.length, BitLayout.of(top.schedule, job.length).nbytes)
     least = min_bytes(p, job.m, job.length)
     assert single > least
-    limit = (least + single) // 2 + knapsack_gpu.solver.held_bytes(len(w), DEVICE)  # enough to split, not the table
+    limit = (least + single) // 2 + knapsack_gpu.stages.held_bytes(len(w), DEVICE)  # enough to split, not the table
     sol = knapsack_gpu.solve(w, v, cap, device=DEVICE, backend="triton", memory_limit=limit, strategy="dense")
     assert sol.stats["strategy"] == "dense-hirschberg" and sol.stats["peak_bytes"] <= limit
     assert sol.value == reference_dp(w.tolist(), v.tolist(), cap)[0]

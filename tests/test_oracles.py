@@ -14,7 +14,7 @@ from knapsack_gpu.generate import FAMILIES
 from knapsack_gpu.problem import make_instance
 from knapsack_gpu.reduce import reduce
 from knapsack_gpu.reference import brute_force, reference_dp, reference_profile
-from knapsack_gpu.solver import held_bytes
+from knapsack_gpu.stages import held_bytes
 
 dp_knapsack = pytest.importorskip("torch._functorch._activation_checkpointing.knapsack").dp_knapsack
 

@@ -15,6 +15,7 @@ from oracle import assert_feasible
 
 import knapsack_gpu
 import knapsack_gpu.reduced as reduced
+import knapsack_gpu.stages
 from knapsack_gpu.reference import reference_dp
 from knapsack_gpu.testing import random_job, run_pass
 
@@ -106,7 +107,7 @@ def test_every_plan_in_reduced_values_against_the_textbook_dp(always, backend, k
             for share in (None, 0.6):  # the bit table, then a limit that forces Hirschberg splits
                 limit = None
                 if share is not None:
-                    held = knapsack_gpu.solver.held_bytes(len(w), device_for(backend))
+                    held = knapsack_gpu.stages.held_bytes(len(w), device_for(backend))
                     if base.stats["peak_bytes"] == held:
                         continue  # the reductions left nothing (on CUDA a limit of 0 bytes): no split to force
                     limit = held + int(base.stats["peak_bytes"] * share)
@@ -200,7 +201,7 @@ def test_reduced_hirschberg_fits_where_plain_values_do_not(always):
         return min_bytes(p, 40, cap + 1)
 
     assert least(torch.int16, True) < least(torch.int32, False)
-    from knapsack_gpu.solver import HOST_BYTES_PER_ITEM
+    from knapsack_gpu.stages import HOST_BYTES_PER_ITEM
 
     limit = HOST_BYTES_PER_ITEM * 40 + (least(torch.int16, True) + least(torch.int32, False)) // 2
     sol = knapsack_gpu.solve(w, v, cap, device="cpu", backend="numpy", strategy="dense", memory_limit=limit)

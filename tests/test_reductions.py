@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 import knapsack_gpu
+import knapsack_gpu.stages
 from knapsack_gpu.plan import dense
 from knapsack_gpu.problem import make_instance
 from knapsack_gpu.reduce import reduce
@@ -58,7 +59,7 @@ def test_complement_through_hirschberg():
     w = rng.integers(1, 100, 300)
     v = rng.integers(1, 100, 300)
     cap = int(w.sum()) - 400
-    host = knapsack_gpu.solver.HOST_BYTES_PER_ITEM * len(w)
+    host = knapsack_gpu.stages.HOST_BYTES_PER_ITEM * len(w)
     sol = knapsack_gpu.solve(w, v, cap, device="cpu", memory_limit=8_000 + host, strategy="dense")  # 4 rows of 401
     assert "complement" in sol.stats["reductions"] and sol.stats["strategy"] == "dense-hirschberg"
     assert sol.value == reference_dp(w.tolist(), v.tolist(), cap)[0]

@@ -21,7 +21,7 @@ import torch
 
 from ..dense import recover
 from ..memory import format_bytes
-from ..solver import HOST_BYTES_PER_ITEM
+from ..stages import HOST_BYTES_PER_ITEM
 from .shard import GROUP_DIVISOR, ITEMSIZE, ShardedPass, ShardJob
 
 # Single-process memory a local sub-problem is allowed to assume it needs: the single-device solver's smallest plan
