@@ -21,6 +21,7 @@ solve with device="auto". Targets (reported, not asserted): single-item kernel >
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -101,7 +102,7 @@ from knapsack_gpu.dense.passes.base import BitLayout, Job  # noqa: E402
 from knapsack_gpu.dense.passes.triton_pass import kernels  # noqa: E402
 from knapsack_gpu.dtypes import numpy_dtype  # noqa: E402
 from knapsack_gpu.memory import Meter, Workspace  # noqa: E402
-from knapsack_gpu.testing import random_job, run_pass  # noqa: E402
+from knapsack_gpu.testing import MODES, pairwise, random_job, run_pass  # noqa: E402
 
 DEV = torch.device("cpu" if ARGS.smoke else "cuda")
 K = kernels()
@@ -172,16 +173,18 @@ def check_kernels(rng) -> list[dict]:
     # smoke: 12 items over 1,500 cells still cross the single-item kernel's blocks and launch every kernel each path
     # can (sweeps, tiles and single items side by side on "mixed"); 40 items tripled the section's time, nothing more.
     sizes = [(9, 65), (12, 1500)] if ARGS.smoke else [(9, 65), (200, 20_000), (64, 3_000_001), (300, 16_000)]
+    dtypes = (torch.int32, torch.int64, torch.float32, torch.float64)
+    # smoke: every pair of factors rather than every combination, a quarter of the jobs (tests/test_kernels.py runs
+    # the full product on the CPU); on the GPU, every combination
+    every = [(p, d, c, w) for p, d, (c, w) in itertools.product(Paths.SETTINGS, dtypes, MODES)]
+    for path, dtype, cover, windows in pairwise(Paths.SETTINGS, dtypes) if ARGS.smoke else every:
+        for m, length in sizes:
+            if path == "sweep" and length > 20_000 and not windows:
+                continue  # a whole 3e6-cell row per item on one SM: seconds, and no new path
+            for max_w in (length // 3, K.tile.HALO_MAX // 4):
+                j = random_job(rng, m, length, dtype, cover, max(1, max_w), windows=windows)
+                rows.append(compare(path, j, dtype=str(dtype), cover=cover, windows=windows, max_w=max_w))
     for path in Paths.SETTINGS:
-        for dtype in (torch.int32, torch.int64, torch.float32, torch.float64):
-            for cover in (False, True):
-                for windows in (False, True):
-                    for m, length in sizes:
-                        if path == "sweep" and length > 20_000 and not windows:
-                            continue  # a whole 3e6-cell row per item on one SM: seconds, and no new path
-                        for max_w in (length // 3, K.tile.HALO_MAX // 4):
-                            j = random_job(rng, m, length, dtype, cover, max(1, max_w), windows=windows)
-                            rows.append(compare(path, j, dtype=str(dtype), cover=cover, windows=windows, max_w=max_w))
         for dtype in (torch.int16, torch.int32):
             for windows in (False, True):
                 for m, length in sizes[:2]:
@@ -322,7 +325,7 @@ def throughput(rng, bandwidth: float) -> list[dict]:
         for cap in caps:
             if cap == 10**9 and dtype == torch.int64:
                 continue  # 8 GB rows: int32 shows the offsets, int64 the bandwidth at 1e8
-            for k in (1, 2, 4, 8, 16):
+            for k in (1, 4) if ARGS.smoke else (1, 2, 4, 8, 16):  # smoke: single items and one tile width
                 if left() < 0:
                     return rows
                 saved = (K.tile.K_MAX, K.sweep.MAX_CELLS)

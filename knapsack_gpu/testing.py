@@ -11,6 +11,17 @@ from .dense.passes.base import BitLayout, Job
 from .dtypes import numpy_dtype
 from .memory import Meter, Workspace
 
+MODES = ((False, False), (False, True), (True, False), (True, True))  # (cover, windows)
+
+
+def pairwise(paths, dtypes) -> list[tuple]:
+    """(path, dtype, cover, windows) covering every pair of factors once over, instead of every combination: each
+    (path, dtype) meets one of the four (cover, windows) modes, rotated so that every path and every dtype meets all
+    four (with 4 paths and 4 dtypes: 16 jobs where the full product is 64)."""
+    return [
+        (path, dtype, *MODES[(i + j) % len(MODES)]) for i, path in enumerate(paths) for j, dtype in enumerate(dtypes)
+    ]
+
 
 def random_job(
     rng: np.random.Generator,

@@ -22,7 +22,7 @@ from knapsack_gpu.plan import dense, min_bytes, single_pass_bytes
 from knapsack_gpu.problem import make_instance
 from knapsack_gpu.reduce import reduce
 from knapsack_gpu.reference import brute_force, reference_dp
-from knapsack_gpu.testing import random_job, run_pass
+from knapsack_gpu.testing import pairwise, random_job, run_pass
 
 pytestmark = pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
 
@@ -66,11 +66,30 @@ def kernel_path(request, monkeypatch):
     return force_path(monkeypatch, request.param)
 
 
-@pytest.mark.parametrize("sizes", [SIZES, pytest.param(SLOW_SIZES, marks=SLOW)], ids=["sizes", "slow-sizes"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("cover", [False, True], ids=["standard", "cover"])
 @pytest.mark.parametrize("windows", [False, True], ids=["all-cells", "windows"])
-def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows, sizes):
+def test_kernels_match_torch_pass(kernel_path, dtype, cover, windows):
+    match_torch_pass(kernel_path, dtype, cover, windows, SIZES)
+
+
+# The slow tier's longer profiles over every pair of factors rather than every combination (16 jobs, not 64): each
+# path and each dtype meets every mode, and the default tier above runs the full product at its sizes.
+@SLOW
+@pytest.mark.parametrize(
+    "path, dtype, cover, windows",
+    [
+        pytest.param(*job, id=f"{job[0]}-{job[1]}-{'cover' if job[2] else 'standard'}-{'windows' if job[3] else 'all'}")
+        for job in pairwise(PATHS, DTYPES)
+    ],
+)
+def test_kernels_match_torch_pass_at_the_longer_sizes(monkeypatch, path, dtype, cover, windows):
+    match_torch_pass(force_path(monkeypatch, path), dtype, cover, windows, SLOW_SIZES)
+
+
+def match_torch_pass(kernel_path, dtype, cover, windows, sizes):
+    """Every job of ``sizes`` through the forced kernel path and the torch pass: equal profiles and decision bits,
+    and the launches the path should make."""
     from knapsack_gpu.dense.passes.triton_pass import launch_plan
 
     kern = knapsack_gpu.dense.passes.triton_pass.kernels()
