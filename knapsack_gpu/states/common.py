@@ -27,6 +27,14 @@ WINDOW = 64
 ARMED = ((1, "offsets"), (2, "divisibility"), (4, "pairing"))
 
 
+def unit_items(arrays: tuple, n: int, u: int) -> np.ndarray:
+    """The items of unit ``u`` of an engine's ``arrays``: u itself for an item (u < n), a bundle's members else."""
+    if u < n:
+        return np.array([u])
+    UMS, UML, MEMBERS = arrays[9], arrays[10], arrays[11]
+    return MEMBERS[UMS[u] : UMS[u] + UML[u]]
+
+
 class StatesOverflow(Exception):
     """The state list outgrew its memory or work budget.
 

@@ -214,12 +214,6 @@ class Engine:
         UP, UW = self.arrays[6], self.arrays[7]
         return self.num(UP[u]), int(UW[u])
 
-    def unit_items(self, u: int) -> np.ndarray:
-        if u < self.n:
-            return np.array([u])
-        UMS, UML, MEMBERS = self.arrays[9], self.arrays[10], self.arrays[11]
-        return MEMBERS[UMS[u] : UMS[u] + UML[u]]
-
     def unit_arrays(self, us: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(values, weights, reduced costs) of units ``us``."""
         UP, UW, UD = self.arrays[6], self.arrays[7], self.arrays[8]

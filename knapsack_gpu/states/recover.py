@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .common import unit_items
 from .exact import exact_total
 from .kernels.instance import told
 
@@ -60,16 +61,17 @@ def selection(eng, inc) -> np.ndarray | None:
                 f"got {value}"
             )
         for u in older.tolist():
-            x[eng.unit_items(u)] = False
+            x[unit_items(a, eng.n, u)] = False
         for u in older[sub].tolist():
-            x[eng.unit_items(u)] = True
+            x[unit_items(a, eng.n, u)] = True
     return _flipped(eng, x, inc.extra)
 
 
 def _flipped(eng, x: np.ndarray, extra: tuple) -> np.ndarray:
     """The ascending items of mask ``x`` once the flips ``extra`` ((unit, sign), ...) are applied."""
+    a, n = eng.arrays, eng.n  # (read once: a selection walks thousands of units)
     for u, sign in extra:
-        x[eng.unit_items(u)] = sign > 0
+        x[unit_items(a, n, u)] = sign > 0
     return x.nonzero()[0]  # (x is 1-D: flatnonzero's ravel is not needed)
 
 
