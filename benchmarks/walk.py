@@ -81,8 +81,9 @@ def cases() -> list[tuple[str, tuple, dict]]:
     ]
 
 
-def trace(instance: tuple, kwargs: dict, down: dict[str, set[str]]) -> tuple[Counter, Counter, list]:
-    """(calls by direction, entries per module, the up and across calls) of one solve."""
+def trace(instance: tuple, kwargs: dict, down: dict[str, set[str]]) -> tuple[str, Counter, Counter, list]:
+    """(the strategy, calls by direction, entries per module, the up and across calls) of one solve, traced after
+    a warm-up solve of the same instance (a process's first solve also looks up numba's disk cache)."""
     calls, entries, odd = Counter(), Counter(), Counter()
 
     def profile(frame, event, arg):
@@ -98,22 +99,23 @@ def trace(instance: tuple, kwargs: dict, down: dict[str, set[str]]) -> tuple[Cou
             odd[(kind, a, b, frame.f_code.co_name)] += 1
 
     w, v, c = instance
+    strategy = knapsack_gpu.solve(w, v, c, device="cpu", threads=1, **kwargs).stats["strategy"]
     sys.setprofile(profile)
     try:
         knapsack_gpu.solve(w, v, c, device="cpu", threads=1, **kwargs)
     finally:
         sys.setprofile(None)
-    return calls, entries, [f"{k}: {a} -> {b}.{f} x{n}" for (k, a, b, f), n in odd.most_common()]
+    return strategy, calls, entries, [f"{k}: {a} -> {b}.{f} x{n}" for (k, a, b, f), n in odd.most_common()]
 
 
 def short(m: str) -> str:
     return m.removeprefix(PACKAGE + ".") if m != PACKAGE else "knapsack_gpu (__init__)"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(HERE / "results" / "walk.json"), help="results file ('' for none)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     edges = import_graph()
     down, floor = below(edges), floors(edges)
     print(f"{len(edges)} modules on {max(floor.values())} floors")
@@ -121,12 +123,11 @@ def main() -> int:
     print("| solve | strategy | calls between modules | down | up | across | most entered |")
     print("|---|---|---:|---:|---:|---:|---|")
     for name, instance, kwargs in cases():
-        sol = knapsack_gpu.solve(*instance, device="cpu", threads=1, **kwargs)  # warm-up: compiles and caches
-        calls, entries, odd = trace(instance, kwargs, down)
+        strategy, calls, entries, odd = trace(instance, kwargs, down)
         top = ", ".join(f"{short(m)} {n}" for m, n in entries.most_common(3))
-        print(f"| {name} | {sol.stats['strategy']} | {sum(calls.values())} | {calls['down']} | {calls['up']} | "
+        print(f"| {name} | {strategy} | {sum(calls.values())} | {calls['down']} | {calls['up']} | "
               f"{calls['across']} | {top} |")  # fmt: skip
-        rows.append({"solve": name, "strategy": sol.stats["strategy"], "calls": dict(calls),
+        rows.append({"solve": name, "strategy": strategy, "calls": dict(calls),
                      "entries": {short(m): n for m, n in entries.most_common()}, "not_down": odd})  # fmt: skip
     for r in rows:
         for line in r["not_down"]:
