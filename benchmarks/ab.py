@@ -3,9 +3,11 @@
     python benchmarks/ab.py 18b2ddf                       # that commit against the working tree
     python benchmarks/ab.py 18b2ddf HEAD --groups kplib --rounds 7 --out tmp/ab
 
-Each side is a git worktree of its revision (the working tree itself for "."), run by a worker process of its own
-that imports that tree's knapsack_gpu on one thread (OMP/MKL/OPENBLAS/NUMBA_NUM_THREADS=1, torch.set_num_threads(1))
-and compiles or loads its own numba kernels before anything is timed. The instances are loaded once, here, and sent to
+Each side is a git worktree of its revision (the working tree itself for "."), run by worker processes of its own
+(--processes, taking the rounds in turn: this VM runs a process at one of a few speeds and a process keeps its speed,
+so one process a side can tilt a whole run by a few percent). Each imports that tree's knapsack_gpu on one thread
+(OMP/MKL/OPENBLAS/NUMBA_NUM_THREADS=1, torch.set_num_threads(1)) and compiles or loads its own numba kernels before
+anything is timed. The instances are loaded once, here, and sent to
 both, so both solve the same arrays. Then, round after round, every workload is solved by one side and at once by the
 other, the side that goes first alternating; each turn repeats a solve until it has run for at least --turn-s (one
 solve where a solve takes longer). A workload's time on a side is the median over all its solves; the two optima must
@@ -84,17 +86,20 @@ def remove_tree(path: Path) -> None:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], capture_output=True)
 
 
-class Side:
-    """A worker process over one tree."""
+class Worker:
+    """A worker process over one tree (started here; :meth:`ready` waits for its warm-up)."""
 
     def __init__(self, name: str, path: Path, cases_file: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(path), **dict.fromkeys(THREAD_VARS, "1")}
-        self.name, self.path = name, path
+        self.name = name
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER, str(cases_file)], cwd=path, env=env, text=True,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+
+    def ready(self) -> Worker:
         first = json.loads(self.proc.stdout.readline() or "{}")
         if not first.get("ready"):
-            raise SystemExit(f"ab: the worker for {name} did not start (exit {self.proc.poll()})")
+            raise SystemExit(f"ab: a worker for {self.name} did not start (exit {self.proc.poll()})")
+        return self
 
     def turn(self, k: int, least: float) -> dict:
         self.proc.stdin.write(json.dumps([k, least]) + "\n")
@@ -130,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", default=",".join(GROUPS), help=f"comma-separated, of: {', '.join(GROUPS)}")
     ap.add_argument("--workloads", default="", help="comma-separated id substrings to keep")
     ap.add_argument("--rounds", type=int, default=5, help="turns each side gets on each workload (default 5)")
+    ap.add_argument("--processes", type=int, default=3, help="workers a side, taking the rounds in turn (default 3)")
     ap.add_argument("--turn-s", type=float, default=0.05, help="a turn's least solving time (default 0.05 s)")
     ap.add_argument("--out", default="tmp/ab", help="results stem under benchmarks/results/ ('' for none)")
     args = ap.parse_args(argv)
@@ -142,20 +148,24 @@ def main(argv: list[str] | None = None) -> int:
         paths = [tree(rev, Path(scratch)) for rev in (args.a, args.b)]
         sides = []
         try:
-            sides = [Side(rev, p, cases_file) for rev, p in zip((args.a, args.b), paths, strict=True)]
+            # one revision's workers at a time: the other's compile (a tree's first use) does not share the cores
+            for rev, p in zip((args.a, args.b), paths, strict=True):
+                sides.append([Worker(rev, p, cases_file) for _ in range(args.processes)])
+                sides[-1] = [w.ready() for w in sides[-1]]
             times = {(i, k): [] for i in range(2) for k in range(len(wls))}
             values = {k: [None, None] for k in range(len(wls))}
             t0 = time.perf_counter()
             for r in range(args.rounds):
                 for k in range(len(wls)):
                     for i in (0, 1) if (r + k) % 2 == 0 else (1, 0):
-                        got = sides[i].turn(k, args.turn_s)
+                        got = sides[i][r % args.processes].turn(k, args.turn_s)
                         times[i, k] += got["times"]
                         values[k][i] = got["value"]
             seconds = time.perf_counter() - t0
         finally:
-            for s in sides:
-                s.close()
+            for workers in sides:
+                for w in workers:
+                    w.close()
             for p in paths:
                 remove_tree(p)
     a, b = ((commit() or "working tree") if rev == "." else rev for rev in (args.a, args.b))
@@ -177,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         path = HERE / "results" / f"{args.out}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_rows(path, rows, a=a, b=b, rounds=args.rounds, turn_s=args.turn_s, groups=args.groups)
+        meta = {"rounds": args.rounds, "processes": args.processes, "turn_s": args.turn_s, "groups": args.groups}
+        write_rows(path, rows, a=a, b=b, **meta)
         print(f"wrote {path}")
     return 0 if all(r["same_optimum"] for r in rows) else 1
 
