@@ -33,10 +33,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import workloads  # noqa: E402
-from provenance import commit, write_rows  # noqa: E402
+from provenance import ONE_THREAD, commit, write_rows  # noqa: E402
 
 GROUPS = ("kplib", "classes", "jooken", "partitioner")
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 # The worker: instances from a pickle, then one request a line ([workload, minimum seconds]) -> one JSON line.
 WORKER = r"""
@@ -90,7 +89,7 @@ class Worker:
     """A worker process over one tree (started here; :meth:`ready` waits for its warm-up)."""
 
     def __init__(self, name: str, path: Path, cases_file: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(path), **dict.fromkeys(THREAD_VARS, "1")}
+        env = {**os.environ, "PYTHONPATH": str(path), **ONE_THREAD}
         self.name = name
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER, str(cases_file)], cwd=path, env=env, text=True,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip

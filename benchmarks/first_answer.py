@@ -30,7 +30,6 @@ sys.path.insert(0, str(HERE))
 
 import provenance  # noqa: E402  (benchmarks/ on the path first)
 
-ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")}
 # kplib's uncorrelated class at n = 1,000 (a search long enough to go past the interpreted trial and compile).
 KPLIB_LIKE = (
     "import numpy as np, knapsack_gpu\n"
@@ -67,7 +66,7 @@ def commands(py: str) -> dict[str, list[str]]:
 
 def run(cmd: list[str], cache: str) -> tuple[float, str]:
     """One fresh process: its wall time from outside, and its output (stderr's notices included)."""
-    env = {**os.environ, **ONE_THREAD, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, **provenance.ONE_THREAD, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - t0

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from provenance import machine  # noqa: E402
+from provenance import ONE_THREAD, machine  # noqa: E402
 
 CHILD = """
 import json, resource, sys, time
@@ -77,7 +77,7 @@ def main() -> int:
     folder = Path(args.instances) / "jooken"
     manifest = {r["file"]: r for r in csv.DictReader(open(folder / "manifest.csv"))}
     names = sorted(f for f in manifest if "_c_10000000000_" in f and int(f.split("_g_")[1].split("_")[0]) >= 10)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    env = {**os.environ, **ONE_THREAD}
     # numba's kernels are compiled (or loaded) once before the timed children
     subprocess.run([sys.executable, "-m", "knapsack_gpu", "compile"], cwd=ROOT, env=env, check=True)
     out, rows = {}, []

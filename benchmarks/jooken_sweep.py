@@ -62,13 +62,16 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ (provenance: the standard library only)
+
+from provenance import ONE_THREAD, machine, machine_id  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
 DEFAULT_OUT = RESULTS / "tmp" / "jooken-sweep.jsonl"
 SET_ENV = "KNAPSACK_JOOKEN_SET"
 CLONE = "git clone https://github.com/JorikJooken/knapsackProblemInstances"
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
 # A worker may take this long to start and warm up (torch's import and numba's cache load: 2-10 s on the 2-core VM,
 # tens of seconds where numba compiles): a hang guard, not a budget.
 START_LIMIT_S = 900.0
@@ -389,7 +392,7 @@ class Worker:
 
 
 def worker_env() -> dict:
-    env = {**os.environ, **dict.fromkeys(THREAD_VARS, "1")}
+    env = {**os.environ, **ONE_THREAD}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env.pop("KNAPSACK_GPU_STRATEGY", None)  # the task names its strategy
     return env
@@ -517,8 +520,6 @@ def free_cores() -> tuple[int, float]:
 
 
 def new_run(out: Appender, runs: list[dict], args, folder: Path | None, size: int | None, mode: str) -> int:
-    sys.path.insert(0, str(HERE))
-    from provenance import machine
 
     cores, load = free_cores()
     info = machine(threads=1)
@@ -822,8 +823,6 @@ def unknown_optima(rows: dict[str, dict], checks: dict[tuple[str, str], dict]) -
 def report(jsonl: Path, results_dir: Path) -> dict:
     """Write jooken-sweep.json, JOOKEN-SWEEP.md and jooken-unknown-optima.json from the rows file; returns the
     summary."""
-    sys.path.insert(0, str(HERE))
-    from provenance import machine_id
 
     runs, rows, checks = load_jsonl(jsonl)
     if not rows:

@@ -20,6 +20,8 @@ SOLVER = ("knapsack_gpu", "kernels")  # the code our contenders' rows measure
 # Uncommitted changes to tracked files here make a run "+dirty"; results/ is what the suite itself writes.
 MEASURED = (*SOLVER, "benchmarks", ":(exclude)benchmarks/results")
 MACHINE_KEYS = ("cpu", "cores", "memory_bytes", "gpu", "threads", "versions")
+# The environment of a one-thread child process: every thread pool a solve may start (BLAS, OpenMP, numba) held to one.
+ONE_THREAD = dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"), "1")
 
 
 def git(*args: str) -> subprocess.CompletedProcess | None:
