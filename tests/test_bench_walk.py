@@ -35,6 +35,6 @@ def test_a_plain_solve_calls_only_down_the_floors(down):
 def test_a_search_passed_in_is_a_call_up(down):
     """The grouped solver gets the package's search from the solver (it sits below it): the one call back up."""
     inst, kw = next((inst, kw) for name, inst, kw in walk.cases() if name.startswith("grouped"))
-    strategy, calls, _, odd = walk.trace(inst, {**kw, "strategy": "auto"}, down)
+    strategy, calls, _, odd = walk.trace(inst, kw, down)
     assert strategy == "grouped" and calls["up"] > 0
     assert any(line.startswith("up: knapsack_gpu.grouped -> knapsack_gpu.solver.") for line in odd), odd
