@@ -205,7 +205,7 @@ def plan_for(
     """
     from .solver import check_limit
 
-    inst = make_instance(weights, values, capacity)
+    inst = make_instance(weights, values, capacity, floats=True)
     if str(device) == "auto":
         dev = resolve_device("auto")
     else:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from . import jit
+from . import dyadic, jit
+from .arith import exact_sum
 from .limits import MAX_EXACT_FLOAT_INT, MAX_WEIGHT  # noqa: F401  (re-exported)
 from .states import modes
 
@@ -27,20 +28,32 @@ class Instance:
         values: shape (n,), C-contiguous, int64 when ``integral`` else float64; every entry finite and >= 0.
         capacity: the knapsack capacity, >= 0.
         integral: every value is a whole number, so the optimum is computed in exact integers.
+        exponent: ``weights`` and ``capacity`` are the caller's times 2**exponent (0: as given): float weights
+            made whole numbers exactly, the capacity rounded down at the same scale.
     """
 
     weights: np.ndarray
     values: np.ndarray
     capacity: int
     integral: bool
+    # weights and capacity as given times 2**exponent (float weights made whole: :mod:`knapsack_gpu.dyadic`)
+    exponent: int = 0
 
     @property
     def n(self) -> int:
         return int(self.weights.shape[0])
 
 
-def _tensor_array(x: torch.Tensor, name: str) -> np.ndarray:
+def _is_tensor(x: object) -> bool:
+    """Whether ``x`` is a torch tensor, without importing torch (where it is not imported, nothing is one)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _tensor_array(x, name: str) -> np.ndarray:
     """A dense 1-D tensor of real numbers on any device -> numpy; anything else is refused by name."""
+    import torch
+
     accepted = "pass a dense (strided) tensor of integers or real floats on the CPU or a CUDA device"
     if x.is_meta or x.device.type == "meta":
         raise TypeError(f"{name} is on the meta device and has no values; {accepted}")
@@ -61,7 +74,7 @@ def _tensor_array(x: torch.Tensor, name: str) -> np.ndarray:
 
 
 def _as_array(x: object, name: str) -> np.ndarray:
-    if isinstance(x, torch.Tensor):
+    if _is_tensor(x):
         arr = _tensor_array(x, name)
     elif isinstance(x, np.ndarray):
         arr = x
@@ -133,10 +146,17 @@ def _check_values(values: np.ndarray) -> tuple[np.ndarray, bool]:
     return (v.astype(np.int64), True) if whole else (v, False)
 
 
+# What the error for fractional weights says where the caller solves whole numbers only (solve() scales them)
+WHOLE_ONLY = (
+    "weights must be whole numbers here (knapsack_gpu.solve and solve_batch solve float weights exactly, at their "
+    "power-of-two scale: float32 in [0, 1) times 2**24 are whole numbers)"
+)
+
+
 def _check_weights(weights: np.ndarray) -> np.ndarray:
     if weights.dtype.kind == "f":
-        _reject(weights, ~np.isfinite(weights), "weights", "weights must be finite whole numbers")
-        _reject(weights, weights != np.floor(weights), "weights", "weights must be whole numbers")
+        _reject(weights, ~np.isfinite(weights), "weights", "weights must be finite")
+        _reject(weights, weights != np.floor(weights), "weights", WHOLE_ONLY)
     if weights.size:
         if weights.dtype == np.int64:  # one reduction: read as uint64, a negative weight is >= 2**63
             bad = weights.view(np.uint64).max() >= MAX_WEIGHT
@@ -148,12 +168,34 @@ def _check_weights(weights: np.ndarray) -> np.ndarray:
     return weights.astype(np.int64, copy=False)
 
 
+def capacity_number(capacity: object) -> int | float:
+    """The capacity as a Python int, or a finite float >= 0 where it is not a whole number (only whole-number
+    weights' solves take one: :func:`make_instance` rounds it down); TypeError/ValueError naming the problem."""
+    if type(capacity) is int and 0 <= capacity < MAX_WEIGHT:  # the common case, without the ABC checks below
+        return capacity
+    if isinstance(capacity, np.ndarray) or _is_tensor(capacity):
+        count = capacity.size if isinstance(capacity, np.ndarray) else capacity.numel()
+        if count != 1:
+            raise ValueError(f"capacity must be a single number, got shape {tuple(capacity.shape)}")
+        capacity = capacity.item()
+    if isinstance(capacity, (bool, np.bool_)) or not isinstance(capacity, numbers.Real):
+        raise TypeError(f"capacity must be a number, got {type(capacity).__name__} {capacity!r}")
+    if isinstance(capacity, numbers.Integral):
+        return check_capacity(int(capacity))
+    c = float(capacity)
+    if not math.isfinite(c):
+        raise ValueError(f"capacity = {capacity}: capacity must be finite")
+    if c < 0:
+        raise ValueError(f"capacity = {capacity}: capacity must be >= 0")
+    return check_capacity(int(c)) if c == math.floor(c) and c < MAX_WEIGHT else c
+
+
 def check_capacity(capacity: object) -> int:
     """Return the capacity as a Python int, or raise TypeError/ValueError naming the problem."""
     if type(capacity) is int and 0 <= capacity < MAX_WEIGHT:  # the common case, without the ABC checks below
         return capacity
-    if isinstance(capacity, (torch.Tensor, np.ndarray)):
-        count = capacity.numel() if isinstance(capacity, torch.Tensor) else capacity.size
+    if isinstance(capacity, np.ndarray) or _is_tensor(capacity):
+        count = capacity.size if isinstance(capacity, np.ndarray) else capacity.numel()
         if count != 1:
             raise ValueError(f"capacity must be a single number, got shape {tuple(capacity.shape)}")
         capacity = capacity.item()
@@ -174,25 +216,34 @@ def check_capacity(capacity: object) -> int:
     return capacity
 
 
-def make_instance(weights: object, values: object, capacity: object) -> Instance:
+def make_instance(weights: object, values: object, capacity: object, *, floats: bool = False) -> Instance:
     """Validate and normalise a knapsack instance.
 
     Args:
-        weights: 1-D whole numbers >= 0 (list, tuple, numpy array or torch tensor).
+        weights: 1-D whole numbers >= 0 (list, tuple, numpy array or torch tensor); with ``floats``, any finite
+            numbers >= 0.
         values: 1-D finite numbers >= 0, same length as ``weights``.
-        capacity: a whole number >= 0.
+        capacity: a whole number >= 0; with ``floats``, any finite number >= 0.
+        floats: float weights and capacities are taken exactly (:mod:`knapsack_gpu.dyadic`: the weights times the
+            power of two that makes them whole, the capacity times it, rounded down; ``Instance.exponent`` says
+            which). False: whole numbers only (a profile's capacities are its cells).
 
     Returns:
         An :class:`Instance`.
 
     Raises:
         TypeError: an argument is not numeric or not array-like.
-        ValueError: shapes differ, or an entry is negative, non-finite or fractional where whole numbers are needed.
+        ValueError: shapes differ, or an entry is negative, non-finite or fractional where whole numbers are needed
+            (:class:`knapsack_gpu.dyadic.ScaleError`: float weights whose exact scale passes 2**62).
     """
     w = _as_array(weights, "weights")
     v = _as_array(values, "values")
     if w.shape[0] != v.shape[0]:
         raise ValueError(f"weights has {w.shape[0]} entries but values has {v.shape[0]}: they must match")
+    c = capacity_number(capacity) if floats else check_capacity(capacity)
+    exponent = 0
+    if floats and (type(c) is float or (w.dtype.kind == "f" and not _whole(w))):
+        w, c, exponent = _scaled(w, c)
     checked = _checked_compiled(w, v)
     if checked is not None:
         w, v, integral = checked
@@ -200,7 +251,29 @@ def make_instance(weights: object, values: object, capacity: object) -> Instance
         w = _contiguous(_check_weights(w))  # a strided view (a file's column) would compile kernels anew
         v, integral = _check_values(v)
         v = _contiguous(v)
-    return Instance(weights=w, values=v, capacity=check_capacity(capacity), integral=integral)
+    return Instance(weights=w, values=v, capacity=c, integral=integral, exponent=exponent)
+
+
+def _whole(w: np.ndarray) -> bool:
+    """Whether float weights are finite whole numbers (else the exact scale, or the error naming the entry)."""
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(w == np.floor(w)))
+
+
+def _scaled(w: np.ndarray, c: int | float) -> tuple[np.ndarray, int, int]:
+    """Weights (any real dtype) and a capacity made whole at their exact power-of-two scale (the entries checked
+    first, by name): whole-number weights keep their scale, the capacity rounded down (at or past the total
+    weight: the total, every item fits)."""
+    if w.dtype.kind != "f":
+        w = _check_weights(w)
+        cap = math.floor(c)
+        if cap >= MAX_WEIGHT:
+            cap = min(cap, exact_sum(w))
+        return w, check_capacity(cap), 0
+    _reject(w, ~np.isfinite(w), "weights", "weights must be finite")
+    _reject(w, w < 0, "weights", "weights must be >= 0")
+    W, caps, k = dyadic.scale_rows(w[None, :], np.array([c], dtype=np.float64), batch=False)
+    return W[0], int(caps[0]), int(k[0])
 
 
 def _contiguous(a: np.ndarray) -> np.ndarray:

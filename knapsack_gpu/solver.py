@@ -41,7 +41,8 @@ class Solution:
         indices: ascending indices of the chosen items, a read-only int64 numpy array.
         selected: the same indices as a list of Python ints (made on first use: 5,000 of them take ~0.1 ms, more
             than some solves).
-        weight: their total weight (<= capacity).
+        weight: their total weight (<= capacity): an int, or a float where the weights were floats that are not
+            all whole numbers (summed exactly at their scale, then correctly rounded).
         stats: how it was solved: ``strategy`` ("reduced": nothing left after the reductions, "closed": the bounds
             met, "grouped", "states", "pruned-bits", "pruned-hirschberg", "dense-bits", "dense-hirschberg"), ``device``,
             ``backend``, ``dtype``, ``reduced_values`` (the dense DP's {"P", "Q"} where it ran on Q v - P w, else
@@ -62,8 +63,9 @@ class Solution:
             numpy list operations, or "device" with torch list operations on CUDA); of the grouped solver
             (strategy "grouped", :mod:`knapsack_gpu.grouped`): ``grouped`` (its groups, light items, the DP's stage
             sizes, count vectors enumerated and completed, noise DPs and their cells; where it ran and gave way to
-            another plan, {"gave_up": why}). Every key is always present: None (or 0, or empty) where it does not
-            apply.
+            another plan, {"gave_up": why}); ``weight_exponent``: float weights and the capacity were solved as
+            whole numbers times 2**weight_exponent (exactly the same instance; 0 where they were whole). Every key
+            is always present: None (or 0, or empty) where it does not apply.
     """
 
     value: int | float
@@ -184,6 +186,7 @@ _STATS = {
     "resolves": 0,
     "binding": None,
     "grouped": None,
+    "weight_exponent": 0,
 }
 
 
@@ -204,9 +207,12 @@ def solve(
     """Solve a 0/1 knapsack exactly.
 
     Args:
-        weights: 1-D whole numbers >= 0 and < 2**62 (list, tuple, numpy array or dense torch tensor), shape (n,).
+        weights: 1-D numbers >= 0 (list, tuple, numpy array or dense torch tensor), shape (n,): whole numbers
+            below 2**62, or finite floats of any dtype, solved exactly at the power of two that makes them whole
+            (:mod:`knapsack_gpu.dyadic`; decimals such as 3.01 are binary fractions too: to mean hundredths, scale
+            by 100 and round first).
         values: 1-D finite numbers >= 0, shape (n,); whole numbers must fit int64.
-        capacity: whole number >= 0 and < 2**62.
+        capacity: a number >= 0: a whole number below 2**62, or a float (rounded down at the weights' scale).
         device: "auto" (CUDA if available, else CPU), "cpu", "cuda", "cuda:N" or a torch.device.
         backend: "auto", "numpy" (CPU), "torch" (any device) or "triton" (CUDA); see :mod:`knapsack_gpu.backends`.
         memory_limit: bytes of working memory allowed on the device; None: a safe share of what is free there.
@@ -239,7 +245,7 @@ def solve(
     """
     t0 = time.perf_counter()
     reporter = check_progress(progress)
-    inst = make_instance(weights, values, capacity)
+    inst = make_instance(weights, values, capacity, floats=True)
     dev = resolve_device(device)
     limit = check_limit(memory_limit)
     strategy = plan_mod.resolve_strategy(strategy, canonical)
@@ -253,6 +259,9 @@ def solve(
             close = getattr(reporter.progress, "close", None)
             if progress is True and close is not None:
                 close()
+    if inst.exponent:  # float weights, solved at their exact scale: the selection's weight as the caller's number
+        sol.__dict__["weight"] = sol.weight / 2**inst.exponent  # (int / int: correctly rounded)
+        sol.stats["weight_exponent"] = inst.exponent
     sol.stats["seconds"] = time.perf_counter() - t0
     return sol
 

@@ -17,8 +17,8 @@ ab = pytest.importorskip("ab")
 
 def test_two_sides_in_turns_write_their_medians(tmp_path, monkeypatch):
     monkeypatch.setattr(ab, "HERE", tmp_path)  # results under tmp_path/results/
-    rc = ab.main([".", ".", "--groups", "partitioner", "--workloads", "n100-", "--rounds", "2", "--processes", "2", "--turn-s", "0",
-                  "--out", "ab"])  # fmt: skip
+    rc = ab.main([".", ".", "--groups", "partitioner", "--workloads", "n100-", "--rounds", "2", "--processes", "2",
+                  "--turn-s", "0", "--out", "ab"])  # fmt: skip
     assert rc == 0
     saved = json.loads((tmp_path / "results" / "ab.json").read_text())
     (row,) = saved["rows"]

@@ -19,13 +19,11 @@ import knapsack_gpu
         ([1, 2], [1, -1], 3, ValueError, r"values\[1\] = -1: values must be >= 0"),
         ([1, 2], [1.0, float("nan")], 3, ValueError, r"values\[1\] = nan: values must be finite"),
         ([1, 2], [float("inf"), 1.0], 3, ValueError, r"values\[0\] = inf: values must be finite"),
-        ([1, 2.5], [1, 1], 3, ValueError, r"weights\[1\] = 2.5: weights must be whole numbers"),
         ([1, float("nan")], [1, 1], 3, ValueError, r"weights\[1\] = nan"),
         ([1, 2], [1, 1], -1, ValueError, "capacity = -1: capacity must be >= 0"),
-        ([1, 2], [1, 1], 2.5, ValueError, "capacity = 2.5: capacity must be a whole number"),
-        ([1, 2], [1, 1], float("nan"), ValueError, "capacity must be a finite whole number"),
-        ([1, 2], [1, 1], "3", TypeError, "capacity must be an integer"),
-        ([1, 2], [1, 1], True, TypeError, "capacity must be an integer"),
+        ([1, 2], [1, 1], float("nan"), ValueError, "capacity must be (a )?finite"),
+        ([1, 2], [1, 1], "3", TypeError, "capacity must be a(n integer| number)"),
+        ([1, 2], [1, 1], True, TypeError, "capacity must be a(n integer| number)"),
         ([1, "a"], [1, 1], 3, TypeError, r"weights\[1\] = 'a' is not a number"),
         ([1, 2], [1, None], 3, TypeError, r"values\[1\] = None is not a number"),
         (["a", "b"], [1, 1], 3, TypeError, r"weights\[0\] = 'a' is not a number"),
@@ -47,6 +45,35 @@ def test_bad_input(weights, values, capacity, error, match):
     if error is not TypeError or "capacity" not in match:
         with pytest.raises(error, match=match):
             knapsack_gpu.profile(weights, values, capacity, device="cpu")
+
+
+def test_profile_takes_whole_number_weights_and_says_how_solve_takes_floats():
+    """A profile's capacities are its cells: fractional weights and capacities are refused there by name, and the
+    message says that solve() takes them exactly."""
+    with pytest.raises(ValueError, match=r"weights\[1\] = 2.5: weights must be whole numbers here .*2\*\*24"):
+        knapsack_gpu.profile([1, 2.5], [1, 1], 3, device="cpu")
+    with pytest.raises(ValueError, match="capacity = 2.5: capacity must be a whole number"):
+        knapsack_gpu.profile([1, 2], [1, 1], 2.5, device="cpu")
+
+
+@pytest.mark.parametrize(
+    "weights, capacity, match",
+    [
+        ([1e-30, 1.0], 3, r"weights\[1\] = 1.0: float weights are solved exactly.*weights\[0\] = 1e-30 needs 2\*\*1"),
+        ([0.5, 2.0**61], 3, r"weights\[1\] = 2.30584.*needs 2\*\*1, which takes this one to 2\*\*62"),
+        ([0.5, float("inf")], 3, r"weights\[1\] = inf: weights must be finite"),
+        ([0.5, -1.5], 3, r"weights\[1\] = -1.5: weights must be >= 0"),
+        ([1, 2], -0.5, "capacity = -0.5: capacity must be >= 0"),
+        ([0.5, 2.0**60, 2.0**60, 2.0**60], 2.0**61 * 1.5, r"capacity = .*: at the weights' exact scale 2\*\*1 it is"),
+    ],
+)
+def test_float_weights_past_what_the_engines_hold(weights, capacity, match):
+    """Float weights are solved at their exact scale; where that scale passes 2**62 the error names the entry, the
+    one that sets the scale, and what to do."""
+    with pytest.raises(ValueError, match=match):
+        knapsack_gpu.solve(weights, [1] * len(weights), capacity, device="cpu")
+    with pytest.raises(ValueError, match=match):
+        knapsack_gpu.plan_for(weights, [1] * len(weights), capacity, device="cpu")
 
 
 @pytest.mark.parametrize(
@@ -110,7 +137,7 @@ def test_the_compiled_checks_agree_with_numpys():
     from knapsack_gpu import jit, problem
     from knapsack_gpu.states import modes
 
-    knapsack_gpu.solve([3, 4], [5, 6], 5, device="cpu")  # loads the compiled kernels (where numba is installed)
+    jit.warm("if")  # loads the compiled kernels (where numba is installed; a 2-item solve is a meet in the middle)
     if not jit.enabled():
         pytest.skip("numba is not installed: make_instance takes numpy's checks only")
     assert jit.ready("i")
