@@ -6,8 +6,8 @@
     (90, [0, 2])
 
 Importing this package imports nothing else: :func:`solve`, :func:`profile`, :class:`Solution` and the dry run
-:func:`plan_for` (with torch and numpy) load on first use, as do Triton, the torch.compile plug-in
-(:mod:`knapsack_gpu.partitioner`) and the CLI, so ``knapsack-gpu --help`` answers at once.
+:func:`plan_for` and :func:`solve_batch` (many instances at once) load on first use, as do Triton, the torch.compile
+plug-in (:mod:`knapsack_gpu.partitioner`) and the CLI, so ``knapsack-gpu --help`` answers at once.
 """
 
 _LAZY = ("Solution", "profile", "solve")
@@ -18,6 +18,8 @@ def __getattr__(name: str):
         from . import solver as module
     elif name in ("plan_for", "PlanReport"):
         from . import dryrun as module
+    elif name in ("solve_batch", "BatchSolution"):
+        from . import batch as module
     else:
         raise AttributeError(f"module 'knapsack_gpu' has no attribute {name!r}")
     value = globals()[name] = getattr(module, name)  # later lookups find it here (a call of solve() costs ~1.5 us less)
@@ -25,8 +27,8 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "plan_for", "PlanReport"})
+    return sorted({*globals(), *_LAZY, "plan_for", "PlanReport", "solve_batch", "BatchSolution"})
 
 
 __version__ = "0.1.0"
-__all__ = ["PlanReport", "Solution", "plan_for", "profile", "solve", "__version__"]
+__all__ = ["BatchSolution", "PlanReport", "Solution", "plan_for", "profile", "solve", "solve_batch", "__version__"]

@@ -45,18 +45,17 @@ def exponent(x: np.ndarray, axis: int | None = None) -> np.ndarray | int:
     return int(k) if axis is None else k
 
 
-def _at(name: str, batch: bool, b: int, i: int | None = None) -> str:
-    if not batch:
-        return name if i is None else f"{name}[{i}]"
-    return f"{name}[{b}]" if i is None else f"{name}[{b}, {i}]"
+def single(name: str, b: int, i: int | None = None) -> str:
+    """How an entry of a single instance (one row) is named: weights[i], capacity."""
+    return name if i is None else f"{name}[{i}]"
 
 
-def scale_rows(W: np.ndarray, C: np.ndarray, batch: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def scale_rows(W: np.ndarray, C: np.ndarray, label=single) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows of finite float64 weights >= 0 (B x n) and their capacities (B,, finite, >= 0) as whole numbers, each row
     at its own exact scale: (int64 weights W * 2**k, int64 capacities floor(C * 2**k), k (B,)). The same instances
     exactly: whole-number weights fit a capacity where they fit its floor. A capacity at or past its row's total
-    weight becomes the total (every item fits either way). ``batch``: name entries as weights[b, i] (else
-    weights[i]).
+    weight becomes the total (every item fits either way). ``label(name, b, i=None)``: how a message names an
+    entry (:func:`single`: weights[i]; a batch's: weights[b, i]).
 
     Raises:
         ScaleError: a scaled weight, or a scaled capacity below its row's total weight, would reach 2**62; the message
@@ -69,41 +68,57 @@ def scale_rows(W: np.ndarray, C: np.ndarray, batch: bool = True) -> tuple[np.nda
     over = scaled >= MAX_WEIGHT
     if over.any():
         b, i = (int(x) for x in np.argwhere(over)[0])
-        what = f"{_at('weights', batch, b, i)} = {float(W[b, i])!r}"
+        what = f"{label('weights', b, i)} = {float(W[b, i])!r}"
         if not k[b]:
             raise ScaleError(f"{what}: weights must be < 2**62")
         fine = int(np.argmin(low[b]))
         raise ScaleError(
             f"{what}: float weights are solved exactly at one power-of-two scale, and "
-            f"{_at('weights', batch, b, fine)} = {float(W[b, fine])!r} needs 2**{int(k[b])}, which takes this one to "
+            f"{label('weights', b, fine)} = {float(W[b, fine])!r} needs 2**{int(k[b])}, which takes this one to "
             "2**62 or past it (the engines hold weights below 2**62); round the weights to a coarser grid first, "
             "e.g. np.round(w * 2**20) / 2**20, or pass whole numbers"
         )
     Wi = scaled.astype(np.int64)
-    caps = np.floor(np.ldexp(C.astype(np.float64), k))  # (inf past float64's range: at least the total, then)
-    n = Wi.shape[1]
-    if n == 0 or int(Wi.max()) < MAX_WEIGHT // n:  # every row's total fits int64
+    return Wi, capacities(Wi, C, k, label), k
+
+
+def capacities(Wi: np.ndarray, C: np.ndarray, k: np.ndarray, label=single) -> np.ndarray:
+    """Each row's capacity C (B,: whole numbers as int64, or floats) at its weights' scale 2**k, rounded down, as
+    int64: a capacity at or past the row's total weight Wi (B x n, whole numbers) is the total (every item fits
+    either way). Exact: int64 capacities are shifted, floats scaled by ldexp.
+
+    Raises:
+        ScaleError: a row's capacity is 2**62 or more at its scale and below its total weight.
+    """
+    B, n = Wi.shape
+    if C.dtype.kind == "f":
+        caps = np.floor(np.ldexp(C, k))  # (inf past float64's range: at least the total, then)
+    elif not k.any() or int(C.max(initial=0)) < 2 ** (62 - min(int(k.max()), 62)):
+        caps = C.astype(np.int64) << k  # exact, below 2**62
+    else:  # (large whole capacities at a scale: each in Python integers)
+        caps = [int(c) << int(e) for c, e in zip(C.tolist(), k.tolist(), strict=True)]
+    if isinstance(caps, np.ndarray) and (n == 0 or int(Wi.max(initial=0)) < MAX_WEIGHT // n):  # totals fit int64
         totals = Wi.sum(axis=1)
         fits = caps >= totals
-        out = totals.copy()  # (not np.where with the float capacities: totals past 2**53 would round)
+        out = totals.copy()  # (not np.where with float capacities: totals past 2**53 would round)
         out[~fits] = np.minimum(caps[~fits], MAX_WEIGHT - 1).astype(np.int64)
         bad = ~fits & (caps >= MAX_WEIGHT)
-    else:  # (weights near 2**62: the totals in Python integers)
+    else:  # (weights near 2**62, or large whole capacities: the totals in Python integers)
         out = np.empty(B, dtype=np.int64)
         bad = np.zeros(B, dtype=bool)
         for b in range(B):
             total = exact_sum(Wi[b])
-            cap = total if caps[b] >= total else int(caps[b])
+            cap = total if caps[b] >= total else int(caps[b])  # (a float capacity here is a whole number)
             bad[b] = cap >= MAX_WEIGHT
             out[b] = min(cap, MAX_WEIGHT - 1)
     if bad.any():
         b = int(np.flatnonzero(bad)[0])
+        at = f"at the weights' exact scale 2**{int(k[b])} it is" if k[b] else "it is"
         raise ScaleError(
-            f"{_at('capacity', batch, b)} = {float(C[b])!r}: at the weights' exact scale 2**{int(k[b])} it is 2**62 "
-            "or more, and so is their total weight (the engines hold capacities below 2**62); round the weights to a "
-            "coarser grid first, or pass whole numbers"
+            f"{label('capacity', b)} = {C[b].item()!r}: {at} 2**62 or more, and so is their total weight (the "
+            "engines hold capacities below 2**62); round the weights to a coarser grid first, or pass whole numbers"
         )
-    return Wi, out, k
+    return out
 
 
 def whole_values(V: np.ndarray, limit: int = MAX_EXACT_FLOAT_INT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

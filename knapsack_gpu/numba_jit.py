@@ -114,6 +114,9 @@ def source_stamp(sources: tuple[str, ...]) -> bytes:
 KERNELS: dict[str, tuple[str, str | None, float, float]] = {
     # name: (module (of knapsack_gpu.states.kernels, or grouped_kernels), values parameter, seconds int64, float64)
     "first_run": ("search", "p", 33.0, 33.0),  # (start 16 + run 11 + its own 7)
+    "first_runs": ("batch", "P", 36.0, 36.0),  # (first_run 33 and its own)
+    "scale_rows_c": ("batch", None, 0.5, 0.5),
+    "whole_values_c": ("batch", None, 0.5, 0.5),
     "start": ("instance", "p", 16.0, 16.0),
     "run": ("search", "VR", 11.0, 11.0),
     "arm": ("search", "VR", 0.4, 0.4),
@@ -158,6 +161,7 @@ JOBS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("run", "i", ("start",)),
     ("first_run", "f", ("start", "run")),
     ("first_run", "i", ("start", "run")),
+    ("first_runs", "i", ("start", "run", "first_run")),
     ("meet", "i", ("start",)),
     ("meet_instance", "i", ("meet",)),
     ("grouped", "", ()),

@@ -44,14 +44,14 @@ class Instance:
         return int(self.weights.shape[0])
 
 
-def _is_tensor(x: object) -> bool:
+def is_tensor(x: object) -> bool:
     """Whether ``x`` is a torch tensor, without importing torch (where it is not imported, nothing is one)."""
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def _tensor_array(x, name: str) -> np.ndarray:
-    """A dense 1-D tensor of real numbers on any device -> numpy; anything else is refused by name."""
+def tensor_array(x, name: str) -> np.ndarray:
+    """A dense tensor of real numbers on any device -> numpy (any shape); anything else is refused by name."""
     import torch
 
     accepted = "pass a dense (strided) tensor of integers or real floats on the CPU or a CUDA device"
@@ -74,8 +74,8 @@ def _tensor_array(x, name: str) -> np.ndarray:
 
 
 def _as_array(x: object, name: str) -> np.ndarray:
-    if _is_tensor(x):
-        arr = _tensor_array(x, name)
+    if is_tensor(x):
+        arr = tensor_array(x, name)
     elif isinstance(x, np.ndarray):
         arr = x
     elif isinstance(x, (list, tuple)):
@@ -173,7 +173,7 @@ def capacity_number(capacity: object) -> int | float:
     weights' solves take one: :func:`make_instance` rounds it down); TypeError/ValueError naming the problem."""
     if type(capacity) is int and 0 <= capacity < MAX_WEIGHT:  # the common case, without the ABC checks below
         return capacity
-    if isinstance(capacity, np.ndarray) or _is_tensor(capacity):
+    if isinstance(capacity, np.ndarray) or is_tensor(capacity):
         count = capacity.size if isinstance(capacity, np.ndarray) else capacity.numel()
         if count != 1:
             raise ValueError(f"capacity must be a single number, got shape {tuple(capacity.shape)}")
@@ -194,7 +194,7 @@ def check_capacity(capacity: object) -> int:
     """Return the capacity as a Python int, or raise TypeError/ValueError naming the problem."""
     if type(capacity) is int and 0 <= capacity < MAX_WEIGHT:  # the common case, without the ABC checks below
         return capacity
-    if isinstance(capacity, np.ndarray) or _is_tensor(capacity):
+    if isinstance(capacity, np.ndarray) or is_tensor(capacity):
         count = capacity.size if isinstance(capacity, np.ndarray) else capacity.numel()
         if count != 1:
             raise ValueError(f"capacity must be a single number, got shape {tuple(capacity.shape)}")
@@ -272,7 +272,7 @@ def _scaled(w: np.ndarray, c: int | float) -> tuple[np.ndarray, int, int]:
         return w, check_capacity(cap), 0
     _reject(w, ~np.isfinite(w), "weights", "weights must be finite")
     _reject(w, w < 0, "weights", "weights must be >= 0")
-    W, caps, k = dyadic.scale_rows(w[None, :], np.array([c], dtype=np.float64), batch=False)
+    W, caps, k = dyadic.scale_rows(w[None, :], np.array([c], dtype=np.float64))
     return W[0], int(caps[0]), int(k[0])
 
 

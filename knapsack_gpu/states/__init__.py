@@ -452,6 +452,15 @@ def warm_step(name: str, kind: str) -> None:
     elif name == "first_run":
         at = (1000, 256, 4)  # (the extras' sizes: any will do)
         B.first_run(p, w, 12, kind == "i", True, 64, 10**6, 10**9, at, 256, 0, 3, p[0], p[0])  # (any n)
+    elif name == "first_runs":  # (whole numbers only: a batch's float values are scaled to them or go to the planner)
+        P, W = p.reshape(1, -1).copy(), w.reshape(1, -1).copy()
+        at = extras.first_sizes(True)
+        out = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(W.shape, dtype=np.bool_)
+        B.first_runs(P, W, np.array([12]), 0, 1, True, offsets.COUNTING, common.WINDOW, 10**6, 10**9, at, 256, *out,
+                     np.zeros(1, dtype=np.int64))  # fmt: skip
+        X, one = W.astype(np.float64) / 4, np.ones(1, dtype=np.int64)  # (and the batch's float rows made whole)
+        B.scale_rows_c(X, np.array([3.0]), 0, 1, np.empty(W.shape, dtype=np.int64), one.copy(), one.copy(), one.copy())
+        B.whole_values_c(X, 0, 1, 2.0**53, np.empty(W.shape, dtype=np.int64), one.copy(), np.ones(1, dtype=np.bool_))
     elif name == "meet":
         eng = Search(p, w, 12, binding="compiled").engine
         eng.run(0)

@@ -22,7 +22,8 @@ unbound). By concern:
 - :mod:`.sides`: the two sides' sorted chunks of units;
 - :mod:`.search`: the loop, its registers and incumbent, a first run;
 - :mod:`.merge`: merge and fathoming (the compiled binding's list);
-- :mod:`.meet`: meet in the middle.
+- :mod:`.meet`: meet in the middle;
+- :mod:`.batch`: many instances' first runs in one call (:func:`knapsack_gpu.solve_batch`).
 
 The search state lives in arrays so that every binding reads and writes the same state and a search can move from
 one binding to another between two calls of :func:`.search.run` (the engine does when numba has loaded, or when the
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import arith, bounds, instance, meet, merge, order, registers, search, sides
+from . import arith, batch, bounds, instance, meet, merge, order, registers, search, sides
 
-MODULES = (registers, arith, order, bounds, instance, sides, search, merge, meet)
+MODULES = (registers, arith, order, bounds, instance, sides, search, merge, meet, batch)
 SOURCES = tuple(sorted(str(Path(m.__file__)) for m in MODULES))

@@ -456,9 +456,17 @@ def first_run(p, w, c, integral, counting, window, budget, room, sizes, start_st
             x[fit] = True
     items, free = its[0], its[1]
     mask = np.zeros(p.shape[0], dtype=np.bool_)
+    count = free.shape[0]
     for t in range(n):
         mask[items[t]] = x[t]
+        count += x[t]
     for t in range(free.shape[0]):
         mask[free[t]] = True
-    chosen = np.flatnonzero(mask)
+    chosen = np.empty(count, dtype=np.int64)  # (ascending: np.flatnonzero's, without its generic ravel)
+    k = 0
+    for i in range(mask.shape[0] if count else 0):  # (branch-free: every index written, the chosen ones kept)
+        chosen[k] = i
+        k += mask[i]
+        if k == count:
+            break
     return 2, event, its, chosen, selection_sums(w, p, chosen), VR[Z], VR[UB], fired, counts, None
