@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .registers import borrowed
 from .search import first_run
 
 SOLVED = 2  # went[b]: the row's optimum, weight and items are set
@@ -22,7 +23,10 @@ def first_runs(P, W, C, lo, hi, integral, counting, window, budget, room, sizes,
     ``start_states`` as a single solve passes them; a row every item of which fits takes them all. Where it
     closes, value[b] and weight[b] are its optimum and that selection's weight (summed again from the row) and
     chosen[b] marks the items (bool, B x n); went[b] says which rows closed (:data:`SOLVED`) and which are left
-    (:data:`OPEN`)."""
+    (:data:`OPEN`). Every array is borrowed (its caller holds it): a row's views then cost no reference counts,
+    which threads taking rows of the same arrays would otherwise contend for (one cache line, atomically)."""
+    P, W, C, value, weight = borrowed(P), borrowed(W), borrowed(C), borrowed(value), borrowed(weight)
+    chosen, went = borrowed(chosen), borrowed(went)
     zero = P[0, 0] - P[0, 0]
     for b in range(lo, hi):
         p, w, c = P[b], W[b], C[b]
