@@ -3,9 +3,11 @@
 - :mod:`.item`: one item over the whole profile, fused update and decision bit (any item, any capacity);
 - :mod:`.tile`: k light items per launch over tiles with a halo (HBM traffic once per k items);
 - :mod:`.sweep`: a run of items with narrow launch ranges in one launch of one program (the partitioner's regime,
-  and narrow windows).
+  and narrow windows);
+- :mod:`.batch`: one item of every row of a batch of profiles per launch (``solve_batch`` on CUDA).
 
-All follow the pass contract in knapsack_gpu/dense/passes/base.py, bit for bit.
+The first three follow the pass contract in knapsack_gpu/dense/passes/base.py, bit for bit; :mod:`.batch` the
+torch pass of knapsack_gpu/dense/batch.py.
 """
 
 try:
@@ -16,8 +18,9 @@ except ImportError as exc:
         "backend='numpy' or 'torch')"
     ) from exc
 
-from . import item, sweep, tile  # noqa: E402
+from . import batch, item, sweep, tile  # noqa: E402
+from .batch import batch_item_update  # noqa: E402
 from .item import item_update  # noqa: E402
 from .tile import plan_groups, tile_update  # noqa: E402
 
-__all__ = ["item", "sweep", "tile", "item_update", "tile_update", "plan_groups"]
+__all__ = ["batch", "item", "sweep", "tile", "batch_item_update", "item_update", "tile_update", "plan_groups"]

@@ -34,6 +34,7 @@ BLOCK_ROWS = 256
 # Bytes a row's list may take in its first run where no memory_limit is given: ROW_UPDATES bound it to ~100,000
 # states (two updates a state), under 5 MB; past this a row goes to the planner, which plans its own memory.
 ROW_BYTES = 64 << 20
+STRATEGIES = (None, "auto", "dense", "states")
 
 
 class BatchSolution(NamedTuple):
@@ -67,6 +68,7 @@ def solve_batch(
     threads: int | None = None,
     memory_limit: int | None = None,
     backend: str = "auto",
+    strategy: str | None = None,
 ) -> BatchSolution:
     """Solve many 0/1 knapsacks exactly in one call.
 
@@ -84,6 +86,10 @@ def solve_batch(
         memory_limit: bytes of working memory a row may take on the CPU (a dense batch on CUDA: the whole batch);
             None: a safe share of what is free.
         backend: the dense batch's pass on CUDA: "auto", "torch" or "triton".
+        strategy: None or "auto": the dense batch on CUDA where the capacities are moderate
+            (:func:`knapsack_gpu.dense.batch.rows_for`), the compiled first runs on the CPU for the rest; "dense"
+            forces the dense batch for every row it can take, on ``device`` (the CPU too: torch ops, or Triton's
+            interpreter), "states" the CPU path.
 
     Returns:
         A :class:`BatchSolution` (value, selected, weight, stats).
@@ -93,6 +99,8 @@ def solve_batch(
             exact scale passes 2**62; a row whose optimum may pass int64.
     """
     t0 = time.perf_counter()
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy={strategy!r}; choose one of {', '.join(map(repr, STRATEGIES))}")
     batch = batch_input.read(weights, values, capacity)
     threads = _threads(threads)
     stats = {
@@ -109,7 +117,7 @@ def solve_batch(
         "planner_seconds": 0.0,
     }
     out = _Answers(batch)
-    _solve_rows(batch, out, stats, device, threads, memory_limit, backend)
+    _solve_rows(batch, out, stats, device, threads, memory_limit, backend, strategy or "auto")
     stats["seconds"] = time.perf_counter() - t0
     return out.result(stats)
 
@@ -149,14 +157,17 @@ class _Answers:
 
 
 def _solve_rows(batch: Batch, out: _Answers, stats: dict, device, threads: int, memory_limit, backend: str,
-                rows: np.ndarray | None = None) -> None:  # fmt: skip
-    """Rows ``rows`` of the batch (None: all) into ``out``: the dense batch on CUDA where it fits, else the
-    compiled first runs on the CPU and the planner for the rest."""
-    from .backends import resolve_device  # (imports torch only where the device is not the CPU)
-
-    dev = resolve_device(device) if device not in ("cpu",) else "cpu"
+                strategy: str, rows: np.ndarray | None = None) -> None:  # fmt: skip
+    """Rows ``rows`` of the batch (None: all) into ``out``: the dense batch on CUDA where it fits (or where
+    ``strategy`` is "dense"), else the compiled first runs on the CPU and the planner for the rest."""
     todo = np.arange(batch.rows) if rows is None else rows
-    if getattr(dev, "type", dev) == "cuda" and todo.size:
+    dense = strategy == "dense"
+    if device != "cpu" or dense:
+        from .backends import resolve_device  # (imports torch: only where the device is not the CPU)
+
+        dev = resolve_device(device)
+        dense = dense or (strategy == "auto" and dev.type == "cuda")
+    if dense and todo.size:
         from .dense import batch as dense_batch
 
         done = dense_batch.solve(batch, out, todo, dev, memory_limit, backend, stats)

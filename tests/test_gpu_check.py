@@ -46,6 +46,7 @@ def smoke(python: str, out: Path) -> dict:
     assert data["checks"] and all(c["ok"] for c in data["checks"])
     assert {c["path"] for c in data["checks"] if c["check"] == "kernel==numpy"} == {"sweep", "item", "tile", "mixed"}
     assert any(c["check"] == "partitioner" for c in data["checks"])
+    assert {"batch kernel==torch pass", "dense batch==cpu"} <= {c["check"] for c in data["checks"]}
     assert [c["compiled"] for c in data["checks"] if c["check"] == "numba kernels"] == [
         data["meta"]["versions"]["numba"] is not None
     ]
