@@ -9,8 +9,8 @@ The batch (rows of weights and values, a capacity each) is checked and made whol
   every row gets its proven optimum;
 - on CUDA, where the capacities are moderate (:func:`knapsack_gpu.dense.batch.fits`), one dense DP over a
   (B, C + 1) profile, one launch per item for the whole batch (:mod:`knapsack_gpu.dense.batch`);
-- under an initialised torch.distributed group, each rank solves its share and every rank gets every answer
-  (:mod:`knapsack_gpu.distributed.batch`).
+- under an initialised torch.distributed group (world size > 1), each rank solves every world-th row and every rank
+  gets every answer (:mod:`knapsack_gpu.distributed.batch`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ class BatchSolution(NamedTuple):
             compiled first runs, "planner" the whole planner one by one, "dense" the batched dense DP),
             ``strategies`` (the planner's strategies, counted), ``device``, ``threads``, ``binding``,
             ``weight_exponent`` and ``value_exponent`` (the least and the most power of two a row was scaled by, as
-            (min, max)), ``seconds`` and, of them, ``planner_seconds``.
+            (min, max)), ``seconds`` and, of them, ``planner_seconds``; under torch.distributed, ``ranks`` (the
+            counts are every rank's); on a dense batch ``dense_backend`` and ``launches``.
     """
 
     value: object
@@ -117,9 +118,30 @@ def solve_batch(
         "planner_seconds": 0.0,
     }
     out = _Answers(batch)
-    _solve_rows(batch, out, stats, device, threads, memory_limit, backend, strategy or "auto")
+    strategy = strategy or "auto"
+    if _shared():
+        from .distributed import batch as shared
+
+        def mine(rows: np.ndarray) -> None:
+            _solve_rows(batch, out, stats, device, threads, memory_limit, backend, strategy, rows)
+
+        shared.solve_shared(batch, out, stats, mine)
+    else:
+        _solve_rows(batch, out, stats, device, threads, memory_limit, backend, strategy)
     stats["seconds"] = time.perf_counter() - t0
     return out.result(stats)
+
+
+def _shared() -> bool:
+    """Whether this process is a rank of an initialised process group (never imports torch)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.distributed.is_available() or not torch.distributed.is_initialized():
+        return False
+    from .distributed import batch as shared
+
+    return shared.active()
 
 
 def _threads(threads: object) -> int:

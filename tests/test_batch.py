@@ -106,14 +106,15 @@ def test_rows_the_first_run_leaves_go_through_the_planner():
     rng = np.random.default_rng(4)
     families = ("strongly", "subset-sum", "inverse-strongly", "uncorrelated")
     rows = [generate.FAMILIES[f](rng, 300, 10**5) for f in families]
+    rows.append((2**55 + np.arange(300) * 7919, 1000 + (np.arange(300) * 37) % 101, 2**57))  # (totals past 2**53)
     W = np.stack([np.asarray(r[0]) for r in rows])
     V = np.stack([np.asarray(r[1]) for r in rows])
     C = np.array([r[2] for r in rows])
     res = knapsack_gpu.solve_batch(W, V, C, device="cpu")
     engines = res.stats["engines"]
-    assert engines["compiled"] + engines["planner"] == 4 and engines["planner"] >= 1
+    assert engines["compiled"] + engines["planner"] == 5 and engines["planner"] >= 1
     assert sum(res.stats["strategies"].values()) == engines["planner"]
-    for b in range(4):
+    for b in range(5):
         assert res.value[b] == knapsack_gpu.solve(W[b], V[b], int(C[b])).value
     _check_rows(res, W, V, C)
 

@@ -71,9 +71,17 @@ def _worker(rank: int, world: int, port: int, cases: list, out_dir: str, die_aft
     for case in cases:
         w, v = case["weights"], case["values"]
         if case.get("perturb_rank") == rank:
-            v = list(v)
-            v[0] += 1
+            v = [list(row) for row in v] if case.get("batch") else list(v)
+            if case.get("batch"):
+                v[0][0] += 1
+            else:
+                v[0] += 1
         try:
+            if case.get("batch"):  # solve_batch: the rows split over the ranks, every answer on every rank
+                res = knapsack_gpu.solve_batch(np.asarray(w), np.asarray(v), case["capacity"], **case["kwargs"])
+                got = {k: np.asarray(getattr(res, k)).tolist() for k in ("value", "selected", "weight")}
+                results.append({**got, "stats": res.stats})
+                continue
             sol = solve(w, v, case["capacity"], **case["kwargs"])
             results.append({"value": sol.value, "selected": sol.selected, "weight": sol.weight, "stats": sol.stats})
         except Exception as exc:
@@ -193,7 +201,33 @@ def build_cases(world: int) -> list[dict]:
         _case("int64-dtype", [3, 4, 5, 6], [30, 50, 60, 70], 11, kwargs={"dtype": torch.int64}),
     ]
     cases.append(_case("mismatched-ranks", [3, 4, 5], [30, 50, 60], 8, kwargs={}, perturb_rank=world - 1))
+    cases += _batch_cases(rng)
     cases.append(_case("after-an-error", [3, 4, 5], [30, 50, 60], 8, kwargs={}, expect="bits"))
+    return cases
+
+
+def _batch_cases(rng) -> list[dict]:
+    """solve_batch under the process group (issue 58.7): float rows as POMO draws them (a row count no world size
+    divides), whole-number rows with hard ones the planner answers, the dense batch, and a batch one rank alone
+    changes."""
+    batch = {"batch": True}
+    W, V = rng.random((37, 15)).astype(np.float32), rng.random((37, 15)).astype(np.float32)
+    C = (W.sum(axis=1) / 2).tolist()
+    cases = [{"id": "batch-floats", "weights": W.tolist(), "values": V.tolist(), "capacity": C, "kwargs": {}, **batch}]
+    rows = [
+        FAMILIES[f](rng, 120, R=10**4) for f in ("strongly", "uncorrelated", "subset-sum", "weakly", "inverse-strongly")
+    ]
+    # and weights near 2**55: totals past 2**53, which the first run leaves to the planner
+    rows.append(((2**55 + np.arange(120) * 7919), 1000 + (np.arange(120) * 37) % 101, 2**57))
+    W, V = np.stack([np.asarray(r[0]) for r in rows]), np.stack([np.asarray(r[1]) for r in rows])
+    cases.append({"id": "batch-ints", "weights": W.tolist(), "values": V.tolist(), "capacity": [r[2] for r in rows],
+                  "kwargs": {"device": "cpu"}, **batch})  # fmt: skip
+    W, V = rng.integers(1, 30, (9, 8)), rng.integers(1, 30, (9, 8))
+    dense = {"device": "cpu", "strategy": "dense"}
+    cases.append({"id": "batch-dense", "weights": W.tolist(), "values": V.tolist(), "capacity": 60, "kwargs": dense,
+                  **batch})  # fmt: skip
+    cases.append({"id": "batch-mismatched", "weights": W.tolist(), "values": V.tolist(), "capacity": 60,
+                  "kwargs": {}, "perturb_rank": 1, **batch})  # fmt: skip
     return cases
 
 
@@ -214,7 +248,7 @@ def results(tmp_path_factory):
 def _params():
     for world in WORLDS:
         for i, case in enumerate(CASES[world]):
-            if case["id"] != "mismatched-ranks" and "error" not in case:
+            if not case["id"].endswith("mismatched-ranks") and "error" not in case and not case.get("batch"):
                 yield pytest.param(world, i, id=f"P{world}-{case['id']}")
 
 
@@ -254,6 +288,38 @@ def test_same_optimum_as_single_process(results, world, i):
         assert max(st["messages"]) < len(w), "one halo message per group, not per item"
 
 
+def _batch_params():
+    for world in WORLDS:
+        for i, case in enumerate(CASES[world]):
+            if case.get("batch") and "perturb_rank" not in case:
+                yield pytest.param(world, i, id=f"P{world}-{case['id']}")
+
+
+@pytest.mark.parametrize("world, i", list(_batch_params()))
+def test_a_batch_over_the_ranks_answers_every_row_on_every_rank(results, world, i):
+    """Every rank returns every row's answer, the same on each, and the single process's optima; the stats count
+    every rank's rows."""
+    case = CASES[world][i]
+    ranks = [r[i] for r in results[world]]
+    assert all("error" not in r for r in ranks), ranks[0].get("trace")
+    for other in ranks[1:]:
+        assert {k: other[k] for k in ("value", "selected", "weight")} == {
+            k: ranks[0][k] for k in ("value", "selected", "weight")}  # fmt: skip
+    W, V = np.asarray(case["weights"]), np.asarray(case["values"])
+    ref = knapsack_gpu.solve_batch(W, V, case["capacity"], device="cpu")
+    assert ranks[0]["value"] == ref.value.tolist()
+    st = ranks[0]["stats"]
+    assert st["ranks"] == world and sum(st["engines"].values()) == len(case["weights"])
+    sel = np.asarray(ranks[0]["selected"])
+    caps = np.broadcast_to(np.asarray(case["capacity"], dtype=np.float64), (W.shape[0],))
+    for b in range(W.shape[0]):
+        assert W[b][sel[b]].astype(np.float64).sum() <= caps[b] + 1e-9
+    if case["id"] == "batch-ints":
+        assert st["engines"]["planner"] >= 1, "the row of weights near 2**55 needs the planner"
+    if case["id"] == "batch-dense":
+        assert st["engines"]["dense"] == len(case["weights"])
+
+
 def test_heavy_items_exchange_only_what_they_read(results):
     """Items heavier than a shard: every rank still sends at most its shard per item, never the whole row."""
     for world in WORLDS:
@@ -279,6 +345,9 @@ def test_ranks_with_different_problems_are_told(results):
         for r in results[world]:
             assert r[i]["error"] == "DistributedError"
             assert "different problems" in r[i]["message"]
+        i = next(k for k, c in enumerate(CASES[world]) if c["id"] == "batch-mismatched")
+        for r in results[world]:
+            assert r[i]["error"] == "DistributedError" and "differs from rank 0's" in r[i]["message"]
 
 
 def test_stated_minimum_exchanges_like_a_roomy_plan(results):
