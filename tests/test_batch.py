@@ -11,6 +11,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import knapsack_gpu
 from knapsack_gpu import batch_input, dyadic, generate
@@ -49,7 +51,7 @@ def _check_rows(res, W, V, C) -> None:
         v = sum((Fraction(float(x)) for x in V[b][chosen]), Fraction(0))
         assert w <= Fraction(float(C[b])), f"row {b}: over capacity"
         assert Fraction(float(wt[b])) == w or float(wt[b]) == float(w)
-        assert Fraction(float(val[b])) == v, f"row {b}: the value is not the selection's"
+        assert float(val[b]) == float(v), f"row {b}: the value is not the selection's (correctly rounded)"
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
@@ -229,3 +231,48 @@ def test_without_numba_every_row_goes_through_the_planner(monkeypatch):
     monkeypatch.setenv("KNAPSACK_GPU_JIT", "0")
     got = knapsack_gpu.solve_batch(W, V, 3.0)
     assert got.stats["engines"]["planner"] == 6 and torch.equal(got.value, want.value)
+
+
+_DTYPES = {"int64": np.int64, "int32": np.int32, "float64": np.float64, "float32": np.float32, "float16": np.float16}
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(
+    B=st.integers(0, 5),
+    n=st.integers(0, 7),
+    wdtype=st.sampled_from(sorted(_DTYPES)),
+    vdtype=st.sampled_from(sorted(_DTYPES)),
+    per_row=st.booleans(),
+    shared=st.booleans(),
+    tensors=st.booleans(),
+    strategy=st.sampled_from([None, "dense"]),
+    seed=st.integers(0, 2**31),
+)
+def test_property_every_row_is_its_brute_force(B, n, wdtype, vdtype, per_row, shared, tensors, strategy, seed):
+    """Any batch of up to 5 rows of 7 items, weights and values of any dtype (floats on and off a grid, huge and
+    tiny), weights per row or shared, capacities one for all or one per row, numpy or torch, the CPU path or the
+    dense batch: every row's optimum is its brute force over exact rationals, every selection within its capacity."""
+    rng = np.random.default_rng(seed)
+    scale = rng.choice([1.0, 1e-3, 37.0, 2.0**20])
+    top = 60000.0 if wdtype == "float16" else np.inf  # (float16 ends at 65,504)
+    W = np.minimum(rng.random((n,) if shared else (B, n)) * 20 * scale, top).astype(_DTYPES[wdtype])
+    V = (rng.random((B, n)) * 20).astype(_DTYPES[vdtype])
+    if W.dtype.kind == "f" and rng.random() < 0.3:
+        W = np.round(W)  # whole numbers as floats
+    total = float(np.broadcast_to(W, (B, n)).astype(np.float64).sum()) / max(B, 1)
+    C = rng.random(B) * total if per_row else float(rng.random() * total)
+    args = (torch.from_numpy(W), torch.from_numpy(V), torch.from_numpy(np.asarray(C))) if tensors else (W, V, C)
+    if tensors and not per_row:
+        args = (*args[:2], C)
+    res = knapsack_gpu.solve_batch(*args, device="cpu", strategy=strategy)
+    value = _plain(res.value)
+    assert value.shape == (B,) and _plain(res.selected).shape == (B, n)
+    Wb = np.broadcast_to(W, (B, n))
+    Cb = np.broadcast_to(np.asarray(C, dtype=np.float64), (B,))
+    _check_rows(res, Wb, V, Cb)
+    for b in range(B):
+        best = _brute(Wb[b].astype(np.float64).tolist(), V[b].astype(np.float64).tolist(), float(Cb[b]))
+        if vdtype == "float64":  # (random doubles: a row's sums are not all doubles; the float search, to 1e-12)
+            assert abs(float(value[b]) - float(best)) <= 1e-12 * max(1.0, float(best))
+        else:  # whole numbers, or float32 / float16 values made whole at their scale: exact
+            assert Fraction(float(value[b])) == best
