@@ -5,7 +5,7 @@ power-of-two scale turns a row of float weights (and its capacity) into integers
 becomes 25 * 2**24 < 2**29. numpy's float64 ``random()`` is k * 2**-53: capacities near 2**58, still inside int64.
 Where the exact scale would take a weight to 2**62 or past it (magnitudes far apart: 1e-30 beside 1), no engine holds
 the instance and :class:`ScaleError` names the entries and says what to do. Decimal data (3.01 meaning 301/100) is
-not a binary fraction: its exact scale is ~2**51; a user who means hundredths scales by 100 and rounds (only they
+not a binary fraction: its exact scale is 2**49; a user who means hundredths scales by 100 and rounds (only they
 know). Float values get the same treatment in a batch (:func:`whole_values`), where the optimum stays an exact
 float64.
 
