@@ -563,7 +563,7 @@ def profile_plans(rng) -> list[dict]:
     rows = []
     narrowest = reduced.NARROWEST[DEV.type]
     # the pruned plan as planned (CUDA: int32 since 775d7b1), as it ran at e236882 (int16), the forced dense plan
-    for strategy, dtype in (("pruned", narrowest), ("pruned", torch.int16), ("dense", narrowest)):
+    for strategy, dtype in (("pruned", narrowest), ("pruned", "int16"), ("dense", narrowest)):
         if left() < 0:
             rows.append({"strategy": strategy, "skipped": "past the budget"})
             continue

@@ -7,37 +7,40 @@ else torch ops. The environment variable KNAPSACK_GPU_BACKEND overrides "auto" (
 from __future__ import annotations
 
 import os
-
-import torch
+import sys
+from typing import TYPE_CHECKING
 
 from . import env
-from .dense.passes.base import ForwardPass
-from .devices import kind
-from .dtypes import SUPPORTED
-from .memory import Workspace
-from .progress import Reporter
+from .devices import CPU, cuda_possible, kind
+from .lazy import torch
+
+if TYPE_CHECKING:
+    from .dense.passes.base import ForwardPass
+    from .memory import Workspace
+    from .progress import Reporter
 
 ENV_BACKEND = "KNAPSACK_GPU_BACKEND"
 BACKENDS = ("auto", "numpy", "torch", "triton")
 
 
-_CPU = torch.device("cpu")
-
-
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    """ "auto"/None -> CUDA when available, else CPU; otherwise "cpu", "cuda", "cuda:N" or a torch.device."""
+    """ "auto"/None -> CUDA when available, else the CPU; otherwise "cpu", "cuda", "cuda:N" or a torch.device. The
+    CPU is :data:`knapsack_gpu.devices.CPU` (a str torch takes as a device); "auto" asks torch only where torch is
+    imported already or a CUDA driver is installed."""
     if device is None or (isinstance(device, str) and device == "auto"):
-        return torch.device("cuda") if torch.cuda.is_available() else _CPU
+        if "torch" not in sys.modules and not cuda_possible():
+            return CPU
+        return torch.device("cuda") if torch.cuda.is_available() else CPU
     if isinstance(device, str) and device == "cpu":
-        return _CPU
-    if not isinstance(device, (str, torch.device)):
+        return CPU
+    if not isinstance(device, str) and not ("torch" in sys.modules and isinstance(device, torch.device)):
         raise TypeError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or a torch.device, got {device!r}")
     try:
         dev = torch.device(device)
     except RuntimeError as exc:
         raise ValueError(f"device={device!r} is not a device: {exc}") from None
     if dev.type == "cpu":
-        return torch.device("cpu")
+        return CPU
     if dev.type != "cuda":
         raise ValueError(f"device={device!r}: only 'cpu' and 'cuda' devices are supported")
     if not torch.cuda.is_available():
@@ -59,8 +62,8 @@ def have_triton() -> bool:
     return kernels() is not None
 
 
-def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> str:
-    """The pass implementation to use.
+def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype | None) -> str:
+    """The pass implementation to use (``dtype`` None: the states engine's int64, checked without torch).
 
     Raises:
         ValueError: an unknown backend, or an explicit one that cannot run on this device or dtype.
@@ -75,7 +78,7 @@ def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> s
             return resolve_backend(named, device, dtype)
         if kind(device) == "cpu":
             return "numpy"
-        return "triton" if dtype in SUPPORTED and have_triton() else "torch"
+        return "triton" if _triton_dtype(dtype) and have_triton() else "torch"
     if backend == "numpy" and kind(device) != "cpu":
         raise ValueError(f"backend='numpy' runs on the CPU only, not {device}; use 'torch' or 'triton' there")
     if backend == "triton":
@@ -85,9 +88,17 @@ def resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> s
             raise ValueError(
                 f"backend='triton' runs on CUDA devices (or on CPU tensors under TRITON_INTERPRET=1), not {device}"
             )
-        if dtype not in SUPPORTED:
-            raise ValueError(f"backend='triton' supports {', '.join(map(str, SUPPORTED))}, not {dtype}")
+        if not _triton_dtype(dtype):
+            from .dtypes import supported
+
+            raise ValueError(f"backend='triton' supports {', '.join(map(str, supported()))}, not {dtype}")
     return backend
+
+
+def _triton_dtype(dtype) -> bool:
+    from .dtypes import supported
+
+    return dtype is None or dtype in supported()
 
 
 def make_pass(

@@ -84,8 +84,8 @@ def solve_batch(
             (the answers go back to the input's device).
         threads: CPU threads that take rows (None: the cores this process may use, or torch's intra-op threads
             where torch is in use).
-        memory_limit: bytes of working memory a row may take on the CPU (a dense batch on CUDA: the whole batch);
-            None: a safe share of what is free.
+        memory_limit: working memory a row may take on the CPU (a dense batch on CUDA: the whole batch), in bytes
+            or as a size ("2GB", "512MiB"); None: a safe share of what is free.
         backend: the dense batch's pass on CUDA: "auto", "torch" or "triton".
         strategy: None or "auto": the dense batch on CUDA where the capacities are moderate
             (:func:`knapsack_gpu.dense.batch.rows_for`), the compiled first runs on the CPU for the rest; "dense"
@@ -104,6 +104,9 @@ def solve_batch(
         raise ValueError(f"strategy={strategy!r}; choose one of {', '.join(map(repr, STRATEGIES))}")
     batch = batch_input.read(weights, values, capacity)
     threads = _threads(threads)
+    from .sizes import byte_count
+
+    memory_limit = byte_count(memory_limit, "memory_limit")
     stats = {
         "rows": batch.rows,
         "items": batch.n,

@@ -94,8 +94,7 @@ class _Notices:
 
 
 def _solve(weights, values, capacity, args):
-    import torch
-
+    from .lazy import torch  # (imported only where --dtype names one)
     from .progress import TqdmProgress
     from .solver import solve
 
@@ -167,9 +166,8 @@ def _solve_all(instances, args) -> int:
 
 
 def cmd_plan(args) -> int:
-    import torch
-
     from .dryrun import plan_for
+    from .lazy import torch
 
     unknown = args.device_memory is None and args.memory_limit is None
     if args.device.startswith("cuda") and unknown and not torch.cuda.is_available():

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-import torch
-
 from . import devices, jit
 from . import plan as plan_mod
 from . import stages as stages_mod
 from .backends import make_pass, resolve_backend, resolve_device
 from .dense.passes.base import BitLayout
+from .lazy import torch
 from .memory import CPU_SHARE, CUDA_SHARE, Meter, Workspace, available_bytes, format_bytes
 from .plan import single_pass_bytes
 from .problem import make_instance
+from .sizes import byte_count
 
 # Copy bandwidth a pass streams at, bytes/s: an H200's measured device copy (../shared/ALGORITHMS.md), and what the
 # numpy pass reaches per cell on this project's 2-core VM at C = 1e8 (9.5e8 int32 cells/s at 12 B a cell).
@@ -49,7 +49,8 @@ class PlanReport:
         the next stage follows) and ``hands_over`` (what the next stage gets), and figures of its own; a dense plan
         planned before the states engine's incumbent also ``instead``: the strategies the solve's own planning from
         that incumbent may take in its place.
-    strategy: the last stage's name: what answers where every earlier stage gives way.
+    strategy: what ``Solution.stats["strategy"]`` says where every earlier stage gives way: the last stage's
+        ``strategy`` ("states" for a meet in the middle, which the states engine runs; "pruned-bits", not "pruned").
     fits: False only where a solve raises MemoryError whatever its earlier stages find (``error``: its message).
     memory_limit: the limit a solve runs under (``memory_limit`` as solve takes it, or its default: a share of the
         device's free memory, or of ``device_memory``); held: the per-item state counted against it.
@@ -112,7 +113,11 @@ def _describe(s: dict, r: PlanReport) -> str:
         return (
             f"meet in the middle over {s['items']} items at once ({s['why']}), two lists of up to "
             f"{s['half_list']} states within {format_bytes(s['memory'])}: "
-            + ("its value goes to the dense plan" if s.get("value_only") else "it answers")
+            + (
+                "its value goes to the dense plan"
+                if s.get("value_only")
+                else "it answers (as the states engine: strategy 'states', extras 'meet-in-the-middle')"
+            )
         )
     if name == "states" and s.get("answers_at_set_up"):
         return "states engine: every item it would search fits (or none is left): its set-up answers"
@@ -178,7 +183,7 @@ def plan_for(
     *,
     device: str | torch.device = "auto",
     memory_limit: int | None = None,
-    device_memory: int | None = None,
+    device_memory: int | str | None = None,
     backend: str = "auto",
     cell_rate: float | None = None,
     strategy: str | None = None,
@@ -193,8 +198,8 @@ def plan_for(
             "cuda" or "cuda:N" (it need not be present).
         memory_limit: as for :func:`knapsack_gpu.solve`: bytes of working memory (the per-item state counted on the
             CPU); None: a solve's default, a share of what the device has free (of ``device_memory`` where given).
-        device_memory: the device's memory in bytes, for the default limit (None: what it has free now, where it is
-            present; not needed with ``memory_limit``).
+        device_memory: the device's memory (bytes, or a size: "141GB" = 141 * 10**9, "141GiB" = 141 * 2**30), for
+            the default limit (None: what it has free now, where it is present; not needed with ``memory_limit``).
         backend: "auto" (triton on CUDA where its plan fits, else torch; numpy on the CPU), or one to force.
         cell_rate: cells/s for the estimate (default: the device's copy bandwidth over the bytes a cell moves).
         strategy, dtype, canonical: as for :func:`knapsack_gpu.solve`.
@@ -213,6 +218,7 @@ def plan_for(
         if dev.type not in ("cpu", "cuda"):
             raise ValueError(f"plan_for: device={device!r}; plan for 'auto', 'cpu' or 'cuda'")
     limit = check_limit(memory_limit)
+    device_memory = byte_count(device_memory, "device_memory")
     strategy = plan_mod.resolve_strategy(strategy, canonical)
     resolve_backend(backend, dev, torch.int64)  # a bad backend name fails as in a solve
     if limit is None:
@@ -296,13 +302,13 @@ def _report(plan: stages_mod.Plan, cell_rate: float | None) -> PlanReport:
     if not answered and g is not None and (looks if st is not None else g.looks(inst)):
         groups, _ = g.groups(inst)
         if groups is not None:
-            r.stages.append(_grouped_stage(g, groups, plan, dense))
+            r.stages.append(_grouped_stage(g, groups, plan, dense, budget=budget))
             if st is not None:
                 r.stages.append({"stage": "states", "strategy": "states", "goes_on": "budget", "budget": budget,
                                  "memory": st.room, "gives_way": "where it has not finished within its budget",
                                  "hands_over": "its incumbent"})  # fmt: skip
     if answered:
-        r.strategy = r.stages[-1]["stage"]
+        r.strategy = r.stages[-1]["strategy"]  # (a meet in the middle answers as the states engine: "states")
         return r
     r.upper_estimate = st is not None
     _dense_stages(r, plan, dense, cell_rate)
@@ -340,7 +346,9 @@ def _searched(plan: stages_mod.Plan) -> dict:
     return out
 
 
-def _grouped_stage(g, groups, plan: stages_mod.Plan, dense, forced: bool = False) -> dict:
+def _grouped_stage(g, groups, plan: stages_mod.Plan, dense, forced: bool = False, budget: int | None = None) -> dict:
+    """The grouped solver's stage: after the states engine's first ``budget`` updates where that is less than its
+    own wait (as the solve runs it: :meth:`knapsack_gpu.stages.GroupedStage.after`)."""
     limits = g.limits(plan.room, groups)
     return {
         "stage": "grouped",
@@ -348,7 +356,7 @@ def _grouped_stage(g, groups, plan: stages_mod.Plan, dense, forced: bool = False
         "forced": forced,
         "groups": len(groups.members),
         "light": int(groups.light.size),
-        "after": None if forced else g.after(None),
+        "after": None if forced else g.after(budget),
         "projection": None if forced else g.projection(),
         "memory": plan.room,
         "budget": None,
@@ -396,7 +404,7 @@ def _dense_stages(r: PlanReport, plan: stages_mod.Plan, dense: stages_mod.DenseS
         other = "dense" if outcome == "pruned" else "pruned"
         figures["instead"] = ["closed", "reduced", f"{outcome}-hirschberg", f"{other}-bits", f"{other}-hirschberg"]
     r.stages.append(figures)
-    r.strategy = outcome
+    r.strategy = figures.get("strategy") or outcome  # (a dense plan's recovery named: "pruned-bits")
 
 
 def _memory(r: PlanReport, plan, dense, figures: dict | None = None) -> None:

@@ -6,21 +6,32 @@ bound on every number the DP can produce. Non-integral values run in float64 unl
 
 from __future__ import annotations
 
-import numpy as np
-import torch
+from functools import cache
 
-SUPPORTED = (torch.int32, torch.int64, torch.float32, torch.float64)
-_NUMPY = {
-    torch.int16: np.int16,  # reduced values only (knapsack_gpu/reduced.py): not a dtype a caller may ask for
-    torch.int32: np.int32,
-    torch.int64: np.int64,
-    torch.float32: np.float32,
-    torch.float64: np.float64,
-}
+import numpy as np
+
+from .lazy import torch
+
+
+@cache
+def supported() -> tuple:
+    """The dtypes a dense DP runs in (a caller may ask for any of them)."""
+    return (torch.int32, torch.int64, torch.float32, torch.float64)
+
+
+@cache
+def _numpy() -> dict:
+    return {
+        torch.int16: np.int16,  # reduced values only (knapsack_gpu/reduced.py): not a dtype a caller may ask for
+        torch.int32: np.int32,
+        torch.int64: np.int64,
+        torch.float32: np.float32,
+        torch.float64: np.float64,
+    }
 
 
 def numpy_dtype(dtype: torch.dtype) -> type:
-    return _NUMPY[dtype]
+    return _numpy()[dtype]
 
 
 def dantzig_bound(weights: np.ndarray, values: np.ndarray, capacity: int) -> int:
@@ -53,7 +64,7 @@ def choose_dtype(integral: bool, bound: int | None, requested: torch.dtype | Non
         requested: the caller's ``dtype`` argument, or None for the exact default.
 
     Returns:
-        One of :data:`SUPPORTED`.
+        One of :func:`supported`.
 
     Raises:
         ValueError: the requested dtype is unsupported, integral for non-integral values, or too narrow for ``bound``.
@@ -70,8 +81,8 @@ def choose_dtype(integral: bool, bound: int | None, requested: torch.dtype | Non
             f"the optimum may reach {bound}, beyond int64: exact arithmetic is impossible; "
             "pass dtype=torch.float64 to accept rounding"
         )
-    if not isinstance(requested, torch.dtype) or requested not in SUPPORTED:
-        raise ValueError(f"dtype={requested!r} is not supported; use one of {', '.join(map(str, SUPPORTED))}")
+    if not isinstance(requested, torch.dtype) or requested not in supported():
+        raise ValueError(f"dtype={requested!r} is not supported; use one of {', '.join(map(str, supported()))}")
     if requested.is_floating_point:
         return requested
     if not integral:

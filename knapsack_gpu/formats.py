@@ -565,7 +565,10 @@ def _read_json(path: Path) -> FileInstance:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FormatError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        ended = " (the text ends there: is the file cut short?)" if exc.pos >= len(text.rstrip()) else ""
+        raise FormatError(
+            f"{path}:{exc.lineno}:{exc.colno}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{ended}"
+        ) from None
     except RecursionError:
         line = _deepest_line(text)
         raise FormatError(f"{path}:{line}: invalid JSON for an instance: brackets nested too deeply") from None

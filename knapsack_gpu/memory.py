@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
-import torch
-
 from .devices import kind
+from .lazy import torch
 from .sizes import format_bytes  # noqa: F401  (re-exported: most callers import it from here)
 
 # Share of the free memory used when the caller gives no memory_limit. CPU: half of MemAvailable leaves room for the

@@ -309,6 +309,10 @@ def _look_up(kind: str, names: tuple[str, ...], find, sources: tuple[str, ...] |
 # the few smallest). The demo's and the README's instances take under 1 %.
 TRIAL_UPDATES = 130_000_000
 CORE_UPDATES = 1_800
+# A search over this many items or fewer runs the interpreted kernels in a process that has not imported numba yet,
+# cached kernels or not (importing numba and loading the kernels a search calls costs 0.3-0.6 s on the 2-core VM; 64
+# items interpreted take milliseconds, and the trial above still moves a long one to the compiled kernels).
+FRESH_ITEMS = 64
 _trial_left = TRIAL_UPDATES
 
 

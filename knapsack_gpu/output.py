@@ -167,7 +167,16 @@ def _work(s: dict) -> str:
         dp = s.get("dp_seconds") or 0.0
         rate = f" at {s['cell_updates'] / dp:.3g}/s" if dp > 0 else ""
         parts.append(f"{s['cell_updates']:.3g} cell updates{rate}")
-    return "; ".join(parts) or "none (the bounds and reductions settled it)"
+    g = s.get("grouped")
+    if s.get("strategy") == "grouped" and g and "vectors" in g:
+        parts.append(
+            f"{g['vectors']:.3g} count vectors over {g['groups']} groups, {g['completions']:.3g} completed "
+            f"({g['noise_dps']} noise DPs, {g['noise_cells']:.3g} cells)"
+        )
+    if parts:
+        return "; ".join(parts)
+    settled = {"closed": "the bounds met", "reduced": "the reductions left nothing to search"}
+    return f"none ({settled.get(s.get('strategy'), 'every item it would search fits, or none is left')})"
 
 
 def summary(name: str, n: int, capacity: int, sol, extra: tuple[str, ...] = (), json_hint: bool = True) -> str:
@@ -175,12 +184,13 @@ def summary(name: str, n: int, capacity: int, sol, extra: tuple[str, ...] = (), 
     selection says that --json lists it, where the command has --json)."""
     s = sol.stats
     where = s.get("ranks_note") or f"on {s['device']}"
+    how = (s["backend"], s["strategy"], s["dtype"])  # (a backend only where a dense pass or list ops ran: not None)
     return "\n".join(
         [
             f"instance   {name}: {_items(n)}, capacity {capacity}",
             f"optimum    {sol.value}",
             f"selected   {_selected(sol, json_hint)} (capacity {capacity})",
-            f"solved in  {s['seconds']:.3f} s {where} ({s['backend']}, {s['strategy']}, {s['dtype']})",
+            f"solved in  {s['seconds']:.3f} s {where} ({', '.join(str(x) for x in how if x)})",
             f"work       {_work(s)}",
             f"memory     {format_bytes(s['peak_bytes'])} at the peak (limit {format_bytes(s['memory_limit'])})",
             *extra,

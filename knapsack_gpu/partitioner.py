@@ -304,7 +304,7 @@ def enable(
     }
     if memory_budget is not None:
         settings["activation_memory_budget"] = memory_budget
-    with config.patch(**settings):
+    with config.patch(**settings), _unasked_compiles(solver):
         budget = config.activation_memory_budget
         if budget in (0.0, 1.0):  # the partitioner settles these without a knapsack: no solve, nothing logged
             log.info(
@@ -314,3 +314,49 @@ def enable(
                 "keeps every activation" if budget == 1.0 else "recomputes every activation it can",
             )
         yield solver
+
+
+@contextmanager
+def _unasked_compiles(solver) -> Iterator[None]:
+    """While the block runs: each torch.compile that ends without asking ``solver`` a knapsack logs once (INFO) that
+    it did not, and why it may not have (the partitioner asks only where the activations it could keep exceed the
+    budget, and only where AOTAutograd partitions a graph with a backward it has not cached)."""
+    try:
+        from torch._dynamo.callback import callback_handler
+    except ImportError:  # (a torch without compile callbacks: nothing to say)
+        yield
+        return
+    seen, asked, told = {}, set(), set()
+
+    def start(args) -> None:
+        seen[getattr(args, "compile_id", None)] = solver.calls
+
+    def end(args) -> None:  # (a compile's backward may end under the same id again: once an id)
+        key = getattr(args, "compile_id", None)
+        before = seen.pop(key, None)
+        if before is None or key in told:
+            return
+        if solver.calls != before:
+            asked.add(key)
+        elif key not in asked:
+            told.add(key)
+            log.info(
+                "knapsack_gpu: compile %s ended without asking for a knapsack: every activation it could save fit the "
+                "memory budget %s (or AOTAutograd's cache served the graph, or it has no backward to partition)",
+                key,
+                _budget(),
+            )
+
+    callback_handler.register_start_callback(start)
+    callback_handler.register_end_callback(end)
+    try:
+        yield
+    finally:
+        callback_handler.remove_start_callback(start)
+        callback_handler.remove_end_callback(end)
+
+
+def _budget():
+    from torch._functorch import config
+
+    return config.activation_memory_budget

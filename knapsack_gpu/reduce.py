@@ -19,12 +19,12 @@ import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import torch
 
 from . import bounds as bounds_mod
 from .arith import exact_sum
 from .bounds import Bounds
 from .dtypes import choose_dtype
+from .lazy import torch
 from .problem import Instance
 
 

@@ -26,17 +26,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-import torch
 
 from .arith import exact_sum
+from .lazy import torch
 
-NARROW = (torch.int16, torch.int32, torch.int64)
+NARROW = ("int16", "int32", "int64")  # (names: torch is imported only where a dense plan is made)
 # The narrowest dtype reduced values take on each device. On the H200 (gpu_check-noise-budget.json) the pruned plan of
 # Jooken n = 1200, c = 1e8, g = 10 ran in int16 at 1.7e10 cells/s where the plain int32 dense plan ran as many cells
 # over as many single-item launches at 2.3e11; the item kernel's PTX differs between the two only in its load and
 # store widths, and where the time goes is not yet measured (gpu_check's profile section), so on CUDA reduced values
 # stop at int32, the dtype measured fast there, until int16 is.
-NARROWEST = {"cpu": torch.int16, "cuda": torch.int32}
+NARROWEST = {"cpu": "int16", "cuda": "int32"}
 MAX_Q = 64  # denominators tried for P/Q; a larger Q widens r as fast as it fits the efficiency
 # Below this capacity a plain row is a few MB: fewer bytes a cell buy nothing worth dropping the prefix rule for
 # (a reduced profile above the prefix weight is Q*V - P*c, not a constant, so every cell up to C is computed).
@@ -101,7 +101,7 @@ def choose(
     capacity: int,
     lower: int,
     current: torch.dtype,
-    narrowest: torch.dtype = torch.int16,
+    narrowest: str = "int16",
 ) -> tuple[Scale, torch.dtype] | None:
     """The narrowest reduced dtype for a standard-mode DP over these items, or None when none is narrower than
     ``current`` (today's f dtype) or the profile is too short for fewer bytes to matter.
@@ -111,7 +111,7 @@ def choose(
         capacity: the DP's capacity C.
         lower: a lower bound on the DP's optimum (the tighter, the higher the floor).
         current: the dtype the plain DP would use.
-        narrowest: no dtype narrower than this (the device's, :data:`NARROWEST`).
+        narrowest: no dtype narrower than this (its name: the device's, :data:`NARROWEST`).
     """
     if capacity < MIN_CAPACITY or weights.size == 0:
         return None
@@ -125,7 +125,8 @@ def choose(
         pos = exact_sum(r[r > 0])
         floor = Q * int(lower) - P * capacity - pos - 1
         low = floor + min(0, int(r.min()))  # the lowest candidate an update forms
-        for dtype in NARROW[NARROW.index(narrowest) :]:
+        for name in NARROW[NARROW.index(narrowest) :]:
+            dtype = getattr(torch, name)
             info = torch.iinfo(dtype)
             if info.bits // 8 >= size or (best is not None and info.bits >= best[2]):
                 break

@@ -40,6 +40,23 @@ def parse_bytes(text: str) -> int:
     return value
 
 
+def byte_count(value: object, name: str) -> int | None:
+    """A size as every entry point takes it, in bytes: an int, or a string :func:`parse_bytes` reads ("2GB" is
+    2 * 10**9, "2GiB" 2 * 2**30, as the CLI's flags); None stays None. TypeError/ValueError naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return parse_bytes(value)
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"{name}={value!r}: {exc}") from None
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be a number of bytes or a size such as '8GB' or '512MiB', got {value!r}")
+    if int(value) <= 0:
+        raise ValueError(f"{name} = {value}: it must be a positive number of bytes")
+    return int(value)
+
+
 def format_bytes(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":

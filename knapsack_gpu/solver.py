@@ -17,17 +17,18 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import torch
 
-from . import devices, jit, stages
+from . import devices, jit, lazy, stages
 from . import plan as plan_mod
 from .arith import exact_sum
 from .backends import make_pass, resolve_backend, resolve_device
 from .dense.recover import Recovery
+from .lazy import torch
 from .memory import DeviceOutOfMemory, Meter, Workspace, default_limit
 from .problem import Instance, make_instance
 from .progress import Progress, Reporter, check_progress
 from .reduce import Reduced, reduce
+from .sizes import byte_count
 from .states import Search, StatesOverflow, StatesStats, modes, placement
 
 
@@ -99,8 +100,13 @@ class Solution:
 
 
 def check_threads(threads: object) -> int:
-    """threads as a positive int (None: torch's intra-op thread count); TypeError/ValueError naming it otherwise."""
+    """threads as a positive int (None: torch's intra-op thread count where torch is imported, else the cores this
+    process may use); TypeError/ValueError naming it otherwise."""
     if threads is None:
+        if not lazy.loaded():
+            from .jit import cores
+
+            return cores()
         threads = torch.get_num_threads()
         return threads if threads > 1 else 1
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
@@ -111,14 +117,9 @@ def check_threads(threads: object) -> int:
 
 
 def check_limit(memory_limit: object) -> int | None:
-    """memory_limit as an int, or None; TypeError/ValueError naming it otherwise."""
-    if memory_limit is None:
-        return None
-    if isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, np.integer)):
-        raise TypeError(f"memory_limit must be an integer number of bytes or None, got {memory_limit!r}")
-    if memory_limit <= 0:
-        raise ValueError(f"memory_limit = {memory_limit}: it must be a positive number of bytes")
-    return int(memory_limit)
+    """memory_limit in bytes (an int, or a size such as "8GB" or "512MiB": :func:`knapsack_gpu.sizes.byte_count`),
+    or None; TypeError/ValueError naming it otherwise."""
+    return byte_count(memory_limit, "memory_limit")
 
 
 def total_value(inst: Instance, idx: np.ndarray) -> int | float:
@@ -215,7 +216,8 @@ def solve(
         capacity: a number >= 0: a whole number below 2**62, or a float (rounded down at the weights' scale).
         device: "auto" (CUDA if available, else CPU), "cpu", "cuda", "cuda:N" or a torch.device.
         backend: "auto", "numpy" (CPU), "torch" (any device) or "triton" (CUDA); see :mod:`knapsack_gpu.backends`.
-        memory_limit: bytes of working memory allowed on the device; None: a safe share of what is free there.
+        memory_limit: working memory allowed on the device: bytes, or a size as the CLI takes it ("8GB" = 8 * 10**9,
+            "8GiB" = 8 * 2**30); None: a safe share of what is free there.
         dtype: dense DP arithmetic. None picks an exact one (int32/int64 for whole-number values, float64
             otherwise) and lets the states engine (exact int64 or Python integers, float64) try first; an explicit
             dtype asks for a dense plan in it (torch.float32 is honoured but may round).
@@ -249,7 +251,7 @@ def solve(
     dev = resolve_device(device)
     limit = check_limit(memory_limit)
     strategy = plan_mod.resolve_strategy(strategy, canonical)
-    states_backend = resolve_backend(backend, dev, torch.int64)  # a bad backend name fails before any work
+    states_backend = resolve_backend(backend, dev, None)  # a bad backend name fails before any work (int64 states)
     threads = check_threads(threads)
     try:
         sol = _solve(inst, dev, backend, limit, dtype, reporter, canonical, strategy, threads, states_backend)
@@ -364,7 +366,9 @@ def _solve(
 
 def _states_answer(inst: Instance, run: _StatesRun, budget: int | None, stats: dict, meter: Meter) -> Solution:
     """The states engine has the optimum."""
-    stats["plan_reason"] = f"the states engine finished after {run.stats.state_updates} updates" + (
+    met = "meet-in-the-middle" in run.stats.extras
+    what = "a meet in the middle over its items" if met and run.search.engine is None else "the states engine"
+    stats["plan_reason"] = f"{what} finished after {run.stats.state_updates} updates" + (
         "" if budget is None else f" (its first budget: {budget})"
     )
     return _finish(inst, run.selection(), stats, meter, run.search.totals)

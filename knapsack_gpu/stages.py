@@ -30,11 +30,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from . import devices
 from . import plan as plan_mod
 from .backends import make_pass, resolve_backend
+from .lazy import torch
 from .memory import Meter, Workspace, default_limit, format_bytes
 from .problem import Instance
 from .reduce import Reduced, reduce
@@ -48,6 +47,9 @@ HOST_BYTES_PER_ITEM = 256
 # and the most updates it may then still project to go on (twice that, ~0.3 s) before the grouped solver: Jooken's
 # c = 1e6 ones it ends in 0.002-0.08 s where its list stays short, the others the grouped solver ends in 0.01-1 s.
 GROUPED_AFTER = 1_000_000
+# The least room the states engine starts a search in: its first list of 2 states a row (the compiled binding's
+# kernels.first_rows: 2 x 2 states of 24 bytes) and the python binding's first merge (4 candidates of 96 bytes).
+STATES_START_BYTES = 4 * 96
 GROUPED_PROJECTION = 30_000_000
 
 
@@ -247,6 +249,16 @@ class Plan:
         parts = []
         if overflow is not None:
             parts.append(f"{overflow} (the states engine's peak is not known before it runs)")
+        elif self.states is not None and self.room < STATES_START_BYTES and red.n:
+            # The cheapest plan first: the states engine's list grows only as the search needs it (its peak is
+            # known once it runs), so the least limit it can start within is what a caller should try before any
+            # dense plan's.
+            least = held + STATES_START_BYTES
+            parts.append(
+                f"the cheapest plan, the states engine, starts within memory_limit >= {least} bytes "
+                f"({format_bytes(least)}: {held} of per-item state for {n} items and its first list; how far its list "
+                "grows is known only as it runs)"
+            )
         if need == held:
             parts.append(f"the per-item state of {n} items needs memory_limit >= {need} bytes ({format_bytes(need)})")
         elif strategy != "states":
@@ -292,7 +304,7 @@ def make(
             room = _canonical_room(inst, device, backend, room)
         if room is not None:
             if states_backend is None:
-                states_backend = resolve_backend(backend, device, torch.int64)
+                states_backend = resolve_backend(backend, device, None)  # (None: the states engine's int64)
             meet, first = strategy != "states", plan_mod.STATES_MIN_UPDATES
             states = StatesStage(room, canonical, meet, not meet, states_backend, first)
     grouped = None

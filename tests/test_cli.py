@@ -69,7 +69,7 @@ def test_formats_parse_and_detect(tmp_path, name, text, fmt):
         ("b.in", "2\n0 5 6\n1 7 8\n", "auto", r"ended early: expected the capacity"),
         ("b.in", "2\n0 5 6\n1 7 8\n10\n11\n", "auto", r"b.in:5: expected the end of the file"),
         ("b.in", "two\n0 5 6\n", "jooken", r"b.in:1: expected the number of items"),
-        ("c.json", '{"weights": [1]', "auto", r"c.json:1: invalid JSON"),
+        ("c.json", '{"weights": [1]', "auto", r"c.json:1:16: invalid JSON at line 1, column 16"),
         ("c.json", '{"weights": [1]}', "auto", r"expected a JSON object with 'weights', 'values' and 'capacity'"),
         ("d.txt", "hello world\n", "auto", r"cannot tell the format"),
     ],
@@ -364,3 +364,20 @@ def test_help_describes_every_layout_and_the_instance_flag(capsys):
         assert "e.g. " in "\n".join(epilog.splitlines()[line : line + 3]), fmt
     docs = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
     assert JSON_SCHEMA in docs, "docs/cli.md's list of instance files is --help's: copy it over"
+
+
+def test_the_summary_names_no_missing_backend_and_what_settled_it():
+    """Issue 59: the summary printed "(None, grouped, int64)" and "work none (the bounds and reductions settled it)"
+    beside "reductions none". A grouped solve names its work, a set-up that answers says so, no None is printed."""
+    import knapsack_gpu
+    from knapsack_gpu import generate
+    from knapsack_gpu.output import summary
+
+    w, v, c = generate.jooken(np.random.default_rng(3), 400, c=10**8, g=10, eps=1e-4, s=200)
+    sol = knapsack_gpu.solve(w, v, c, device="cpu")
+    text = summary("j", len(w), c, sol)
+    assert sol.stats["strategy"] == "grouped" and "None" not in text and "(grouped, int64)" in text
+    assert "count vectors over" in text
+    sol = knapsack_gpu.solve([3, 4], [5, 6], 10, device="cpu")  # everything fits: no search
+    text = summary("all", 2, 10, sol)
+    assert "work       none (every item it would search fits, or none is left)" in text and "None" not in text

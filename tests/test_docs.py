@@ -102,3 +102,32 @@ def test_the_docs_site_builds_strict(tmp_path):
     )
     assert r.returncode == 0, r.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "index.html").exists()
+
+
+def readme_cli_lines() -> list[str]:
+    """The README's command-line block, one command a line, comments off."""
+    block = re.search(r"## Command line\n\n```bash\n(.*?)```", README.read_text(), flags=re.S)
+    assert block is not None, "the README's command-line block"
+    return [line.split("  #")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+# Left to the slow tier (tests/test_bench_suite.py runs the suite's quick mode): minutes of solving
+LONG_CLI = ("knapsack-gpu bench --quick",)
+
+
+@pytest.mark.parametrize("line", [x for x in readme_cli_lines() if x not in LONG_CLI])
+def test_every_readme_cli_line_runs_as_written(line, tmp_path):
+    """Issue 59: the README's command lines named files a clone does not have and an optimum that was not the
+    file's. Each runs here as written, against the files examples/ ships, from a folder of its own (what it writes
+    stays there), and exits 0."""
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    bindir = os.path.dirname(sys.executable)
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "knapsack-gpu").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m knapsack_gpu "$@"\n')
+    (shim / "knapsack-gpu").chmod(0o755)
+    env = {**os.environ, "PATH": os.pathsep.join([str(shim), bindir, os.environ.get("PATH", "")])}
+    r = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=HANG_S, env=env)
+    assert r.returncode == 0, f"{line}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+    if "--plot" in line:
+        assert (tmp_path / "profile.png").stat().st_size > 1000 and (tmp_path / "profile.csv").exists()

@@ -34,7 +34,8 @@ def test_c_1e10_gets_a_plan_in_reduced_values_within_80_percent_of_an_h200():
     r = knapsack_gpu.plan_for(w, v, cap, device="cuda", device_memory=H200)
     first = r.stages[0]
     assert first["stage"] == "states" and first["budget"] > 0 and first["memory"] == r.memory_limit - r.held
-    assert r.fits and r.strategy in ("pruned", "dense") and r.recovery in ("bits", "hirschberg")
+    assert r.fits and r.strategy in ("pruned-bits", "pruned-hirschberg", "dense-bits", "dense-hirschberg")
+    assert r.recovery in ("bits", "hirschberg")
     assert r.dtype in ("int32", "int16") and r.reduced_values["P"] == 1 == r.reduced_values["Q"]
     need = r.bits_bytes if r.recovery == "bits" else r.hirschberg_bytes
     assert need <= r.memory_limit == int(0.8 * H200) and r.upper_estimate
@@ -47,7 +48,7 @@ def test_cpu_plan_and_a_stated_cell_rate():
     w, v, cap = jooken_like(n=100, cap=10**7)
     r = knapsack_gpu.plan_for(w, v, cap, device="cpu", device_memory=16 * 2**30, cell_rate=1e9)
     assert r.backend == "numpy" and r.fits and r.cell_rate == 1e9
-    sol = knapsack_gpu.solve(w, v, cap, device="cpu", strategy=r.strategy)
+    sol = knapsack_gpu.solve(w, v, cap, device="cpu", strategy=r.stages[-1]["stage"])
     assert sol.stats["dtype"] == r.dtype  # the solve runs the plan the dry run names (same bounds, no states)
 
 
@@ -286,7 +287,7 @@ def test_a_canonical_plan_takes_only_the_states_engines_value(monkeypatch):
     monkeypatch.setattr(plan_mod, "CANONICAL_STATES_SECONDS", 0.0)
     r, sol = _check(w, v, c, canonical=True, memory_limit=BIG_LIMIT)
     first = r.stages[0]
-    assert first["value_only"] and first["memory"] < BIG_LIMIT - r.held and r.strategy == "pruned"
+    assert first["value_only"] and first["memory"] < BIG_LIMIT - r.held and r.strategy.startswith("pruned-")
     assert "states found the optimum's value" in sol.stats["plan_reason"]
 
 
@@ -383,3 +384,38 @@ def test_every_documented_stat_is_there_whatever_answers(monkeypatch, kind):
     assert st["plan_reason"], st["strategy"]
     doc = knapsack_gpu.Solution.__doc__
     assert all(f"``{key}``" in doc for key in STATS_KEYS)
+
+
+@pytest.mark.parametrize("family", sorted(generate.FAMILIES))
+def test_the_plans_summary_names_what_the_solve_reports(family):
+    """Over generated instances of every class at 5, 40 and 300 items: the strategy the plan's summary names is
+    ``Solution.stats["strategy"]`` wherever only its last stage answers; where an earlier stage may answer (it names
+    when it gives way), the solve's strategy is that stage's, or the last's (issue 59: the dry run said "meet in the
+    middle" where solve reported "states")."""
+    for n in (5, 40, 300):
+        w, v, c = generate.FAMILIES[family](np.random.default_rng(n), n, 1000)
+        r, sol = _check(w, v, c, memory_limit=BIG_LIMIT)  # (a default limit moves with what is free)
+        if sol is None:
+            continue
+        k = _answered_at(r, sol)
+        if k == len(r.stages) - 1 and not r.upper_estimate:
+            assert r.strategy == sol.stats["strategy"], (family, n, str(r))
+        assert r.stages[k]["strategy"] == sol.stats["strategy"] or sol.stats["strategy"] in r.stages[k]["instead"]
+    r = knapsack_gpu.plan_for([12, 7, 11, 8, 9], [24, 13, 23, 15, 16], 26)
+    assert r.strategy == knapsack_gpu.solve([12, 7, 11, 8, 9], [24, 13, 23, 15, 16], 26).stats["strategy"] == "states"
+    assert str(r).endswith("answers where the others give way: states")
+
+
+def test_the_grouped_stage_waits_for_the_budget_the_states_stage_names(monkeypatch):
+    """Issue 59: one plan said both "a first budget of 669767 state updates" and "after the states engine's first
+    1000000 updates". Where the states engine's first budget is below the grouped solver's wait, both stages name the
+    budget (the solve looks at the items for groups after it: GroupedStage.after)."""
+    import knapsack_gpu.plan as plan_mod
+
+    w, v, c = generate.jooken(np.random.default_rng(3), 400, c=10**8, g=10, eps=1e-4, s=200)
+    monkeypatch.setattr(plan_mod, "STATES_MIN_UPDATES", 1000)
+    monkeypatch.setattr(plan_mod, "STATES_FIRST_SHARE", 1e-9)
+    r = knapsack_gpu.plan_for(w, v, c, device="cpu", memory_limit=BIG_LIMIT)
+    first, g = r.stages[0], r.stage("grouped")
+    assert first["budget"] < 1_000_000 and first["first"] == g["after"] == first["budget"]
+    assert f"after the states engine's first {first['budget']} updates" in str(r)

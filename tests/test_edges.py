@@ -371,3 +371,20 @@ def test_a_solutions_totals_are_summed_again_exactly_on_either_path():
                 sw, sv, ok = modes.compiled().selection_sums(inst.weights, inst.values, picked)
                 assert ok == (weight < 2**62 and value < 2**62)
                 assert not ok or (int(sw), int(sv)) == (weight, value)
+
+
+def test_a_limit_below_the_per_item_state_names_the_cheapest_plan_first():
+    """Issue 59: --memory-limit 1MB on 10,000 items named only the dense plan (278 MiB) where the states engine
+    solves in a few MB: the MemoryError names the states engine first, with the least limit it starts within, then
+    the dense plan; a few times that limit solves (the states engine's list stays small here)."""
+    from knapsack_gpu import generate, stages
+
+    w, v, c = generate.FAMILIES["uncorrelated"](np.random.default_rng(0), 10_000, R=10**6)
+    with pytest.raises(MemoryError) as info:
+        knapsack_gpu.solve(w, v, c, device="cpu", memory_limit=10**6)
+    message = str(info.value)
+    least = stages.held_bytes(10_000, "cpu") + stages.STATES_START_BYTES
+    assert message.startswith(f"the cheapest plan, the states engine, starts within memory_limit >= {least} bytes")
+    assert "a dense plan needs memory_limit >=" in message
+    sol = knapsack_gpu.solve(w, v, c, device="cpu", memory_limit=2 * least)
+    assert sol.stats["strategy"] == "states" and sol.stats["peak_bytes"] <= 2 * least

@@ -166,9 +166,14 @@ def test_plot_pareto(tmp_path, suffix):
 
 
 MLP_SCRIPT = r"""
-import json, sys, torch
+import json, logging, sys, torch
 import knapsack_gpu.partitioner as kp
 from torch._functorch import config
+said = []
+handler = logging.Handler(logging.INFO)
+handler.emit = lambda record: said.append(record.getMessage())
+logging.getLogger("knapsack_gpu").addHandler(handler)
+logging.getLogger("knapsack_gpu").setLevel(logging.INFO)
 torch.manual_seed(0)
 model = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(64, 64), torch.nn.GELU())])
 x = torch.randn(32, 64, requires_grad=True)
@@ -184,7 +189,13 @@ x.grad = None
 ref = model(x)
 ref.sum().backward()
 call = solver.last_call
+asked = list(said)
+torch._dynamo.reset()
+del said[:]
+with kp.enable(memory_budget=0.9) as roomy:  # every activation fits: the partitioner asks no knapsack
+    torch.compile(model, backend="aot_eager")(x.detach().clone().requires_grad_()).sum().backward()
 print(json.dumps({
+    "said_when_asked": asked, "said_when_not": list(said), "roomy_calls": roomy.calls,
     "calls": solver.calls,
     "uuid": solver.uuid(),
     "estimator_uuid": solver.estimator.uuid(),
@@ -212,6 +223,14 @@ def test_enable_end_to_end_with_aot_eager(mlp_run):
     budget = round(run["max_memory"] * 10000)
     assert sum(round(run["memory"][i] * 10000) for i in run["saved"]) <= budget
     assert all(r > 1 for r in run["runtimes"]), "runtimes must be the FLOP estimates, not the no_dispatch fallback 1"
+
+
+def test_a_compile_that_asks_no_knapsack_says_so_once(mlp_run):
+    """Issue 59: a compile whose activations all fit the budget never reaches the solver; the plug-in logs that once
+    for that compile (and why), and says nothing of the kind where it was asked."""
+    unasked = [m for m in mlp_run["said_when_not"] if "without asking for a knapsack" in m]
+    assert mlp_run["roomy_calls"] == 0 and len(unasked) == 1 and "fit the memory budget 0.9" in unasked[0]
+    assert not any("without asking" in m for m in mlp_run["said_when_asked"])
 
 
 def test_uuid_is_stable_across_processes_and_tracks_settings(mlp_run):

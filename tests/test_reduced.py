@@ -27,7 +27,7 @@ def always(monkeypatch):
     """Reduce at every capacity (the default waits for profiles of a million cells), to int16 on every device (CUDA's
     plans stop at int32 for speed, not exactness)."""
     monkeypatch.setattr(reduced, "MIN_CAPACITY", 0)
-    monkeypatch.setitem(reduced.NARROWEST, "cuda", torch.int16)
+    monkeypatch.setitem(reduced.NARROWEST, "cuda", "int16")
 
 
 def jooken_like(rng, n: int, cap: int, spread: int):

@@ -83,7 +83,7 @@ def test_float_weights_past_what_the_engines_hold(weights, capacity, match):
         ({"device": 3}, TypeError, "device must be"),
         ({"backend": "cupy"}, ValueError, "backend='cupy'; choose one of"),
         ({"memory_limit": -5}, ValueError, "memory_limit = -5"),
-        ({"memory_limit": 1.5}, TypeError, "memory_limit must be an integer"),
+        ({"memory_limit": 1.5}, TypeError, "memory_limit must be a number of bytes or a size"),
         ({"dtype": torch.float16}, ValueError, "dtype=torch.float16 is not supported"),
         ({"dtype": "int32"}, ValueError, "is not supported"),
     ],
@@ -211,3 +211,22 @@ def test_a_devices_kind_and_name_are_its_type_and_str_read_once():
         dev = torch.device(name)
         assert devices.kind(dev) == dev.type == devices.kind(torch.device(name)) == name.split(":")[0]
         assert devices.name(dev) == str(dev) == devices.name(torch.device(name))
+
+
+def test_one_byte_size_reader_for_every_flag_and_argument():
+    """Issue 59: --device-memory 141GB was 141 * 10**9 while the Python example passed 141 * 2**30. Every entry point
+    reads sizes as the CLI does: GB = 10**9, GiB = 2**30, and names a bad one."""
+    from knapsack_gpu.sizes import byte_count, parse_bytes
+
+    assert parse_bytes("141GB") == byte_count("141GB", "x") == 141 * 10**9
+    assert byte_count("141GiB", "x") == 141 * 2**30 and byte_count(512, "x") == 512 and byte_count(None, "x") is None
+    sol = knapsack_gpu.solve([3, 4, 5], [30, 50, 60], 8, device="cpu", memory_limit="2MiB")
+    assert sol.stats["memory_limit"] == 2 * 2**20
+    r = knapsack_gpu.plan_for([3, 4, 5], [30, 50, 60], 8, device="cuda", device_memory="141GB")
+    assert r.memory_limit == int(141 * 10**9 * 0.8)
+    with pytest.raises(ValueError, match="memory_limit='2 parsecs'"):
+        knapsack_gpu.solve([3], [4], 5, memory_limit="2 parsecs")
+    with pytest.raises(TypeError, match="memory_limit must be a number of bytes or a size"):
+        knapsack_gpu.solve([3], [4], 5, memory_limit=1.5)
+    res = knapsack_gpu.solve_batch(np.array([[3, 4, 5]]), np.array([[30, 50, 60]]), 8, memory_limit="1MB")
+    assert int(res.value[0]) == 90

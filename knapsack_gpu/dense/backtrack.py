@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
+from ..lazy import torch
 from .passes.base import BitLayout, Job
 
 # A table up to this size crosses to the host whole (one copy); a larger one is read one plane at a time, only over

@@ -14,6 +14,7 @@ the bounds exist once.
 
 from __future__ import annotations
 
+import sys
 import types
 from functools import cache, partial
 
@@ -142,8 +143,9 @@ def host(binding: str | None, p, calls: tuple[str, ...] = numba_jit.SEARCH) -> B
     kind = p.dtype.kind
     if binding == "ready" and not numba_jit.ready(kind):  # (the caller starts loading the compiled ones)
         return python()
-    if binding is None and not numba_jit.ready(kind) and not cached(kind, calls) and numba_jit.trial_left() > 0:
-        return python()
+    if binding is None and not numba_jit.ready(kind) and numba_jit.trial_left() > 0:
+        if not cached(kind, calls) or (p.shape[0] <= numba_jit.FRESH_ITEMS and "numba" not in sys.modules):
+            return python()
     return compiled()
 
 

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import torch
 
 from ...arith import saturating_cumsum
+from ...lazy import torch
 from ...memory import Meter, Workspace, element_size
 from ...progress import Reporter
 
