@@ -29,9 +29,15 @@ CPU = _Host("cpu")
 _DRIVER = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg")
 
 
+_possible: list[bool] = []
+
+
 def cuda_possible() -> bool:
-    """Whether this machine may have a CUDA device (a driver is there); False means torch would say none."""
-    return any(os.path.exists(p) for p in _DRIVER)
+    """Whether this machine may have a CUDA device (a driver is there); False means torch would say none. Looked up
+    once a process (four stat calls: ~15 us, a third of a small solve)."""
+    if not _possible:
+        _possible.append(any(os.path.exists(p) for p in _DRIVER))
+    return _possible[0]
 
 
 _SEEN: dict = {}

@@ -99,10 +99,13 @@ class Solution:
     __hash__ = None  # unhashable, as a solution holding a list was
 
 
-def check_threads(threads: object) -> int:
+def check_threads(threads: object, resolve: bool = True) -> int | None:
     """threads as a positive int (None: torch's intra-op thread count where torch is imported, else the cores this
-    process may use); TypeError/ValueError naming it otherwise."""
+    process may use; with ``resolve`` False, None stays None: only a dense pass asks); TypeError/ValueError naming it
+    otherwise."""
     if threads is None:
+        if not resolve:
+            return None
         if not lazy.loaded():
             from .jit import cores
 
@@ -252,7 +255,7 @@ def solve(
     limit = check_limit(memory_limit)
     strategy = plan_mod.resolve_strategy(strategy, canonical)
     states_backend = resolve_backend(backend, dev, None)  # a bad backend name fails before any work (int64 states)
-    threads = check_threads(threads)
+    threads = check_threads(threads, resolve=False)  # (resolved where a dense pass runs: a small solve never asks)
     try:
         sol = _solve(inst, dev, backend, limit, dtype, reporter, canonical, strategy, threads, states_backend)
     finally:
@@ -277,7 +280,7 @@ def _solve(
     progress: Reporter | None,
     canonical: bool,
     strategy: str,
-    threads: int = 1,
+    threads: int | None = 1,
     states_backend: str | None = None,
 ) -> Solution:
     """solve() after validation: the plan (:func:`knapsack_gpu.stages.make`), executed stage by stage; every
@@ -591,7 +594,7 @@ class _StatesRun:
 
 
 def _run_dense(
-    dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress, threads: int = 1
+    dense, red: Reduced, dev, name: str, limit, meter: Meter, stats: dict, progress, threads: int | None = 1
 ) -> list[int]:
     job = dense.job
     t0 = time.perf_counter()
@@ -600,7 +603,7 @@ def _run_dense(
         ws = Workspace(meter)
         p = make_pass(name, dev, job.dtype, ws, progress, reduced=job.ramp is not None)
         if name == "numpy":
-            p.threads = threads  # each thread adds a chunk of candidates: only where the smallest plan still fits
+            p.threads = check_threads(threads)  # each thread adds a chunk of candidates: where the least plan fits
             if plan_mod.min_bytes(p, job.m, job.length) > meter.limit - meter.current:
                 p.threads = 1
         rec = Recovery(p, job, meter.limit, dense.windows, dense.threshold, dense.slack, dense.scale)
