@@ -16,6 +16,7 @@ needs them). Exit codes: see :mod:`knapsack_gpu.output`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -262,30 +263,61 @@ def cmd_demo(args) -> int:
 def cmd_compile(args) -> int:
     import time
 
-    from . import jit
+    from . import jit, numba_jit
 
     if not jit.enabled():
         print("knapsack-gpu: numba is not installed (or KNAPSACK_GPU_JIT=0): nothing to compile", file=sys.stderr)
         return EXIT_INPUT
-    workers = max(1, min(args.jobs or jit.cores(), len(jit.JOBS)))
-    print(
-        f"knapsack-gpu: compiling {len(jit.JOBS)} kernels (numba) into the disk cache in {workers} "
-        f"process{'es' if workers > 1 else ''}: about {max(jit.COMPILE_SECONDS / workers, jit.CHAIN_SECONDS):.0f} s "
-        "in a fresh cache (2-core VM), seconds where they are cached",
-        file=sys.stderr,
-        flush=True,
-    )
-    t0 = time.perf_counter()
+    if args.background:  # the process a search starts (numba_jit.compiling_elsewhere): quiet, one worker, at the end
+        if hasattr(os, "nice"):
+            os.nice(19)
+        args.jobs = 1
+    with _compile_lock(numba_jit.compile_lock(), wait=not args.background) as held:
+        if not held:
+            return EXIT_OK  # another process compiles: it fills the same cache
+        workers = max(1, min(args.jobs or jit.cores(), len(jit.JOBS)))
+        if not args.background:
+            print(
+                f"knapsack-gpu: compiling {len(jit.JOBS)} kernels (numba) into the disk cache in {workers} "
+                f"process{'es' if workers > 1 else ''}: about {jit.estimate_total(workers):.0f} s on this machine as "
+                "it is now (its speed and load measured) in a fresh cache, seconds where they are cached",
+                file=sys.stderr,
+                flush=True,
+            )
+        t0 = time.perf_counter()
 
-    def report(done: int, total: int, name: str, kind: str, seconds: float) -> None:
-        print(f"[{done}/{total}] {jit.job_label(name, kind)} {seconds:.1f} s", file=sys.stderr, flush=True)
+        def report(done: int, total: int, name: str, kind: str, seconds: float) -> None:
+            if not args.background:
+                print(f"[{done}/{total}] {jit.job_label(name, kind)} {seconds:.1f} s", file=sys.stderr, flush=True)
 
-    jit.compile_all(workers, report)
-    print(
-        f"knapsack-gpu: the states engine and the grouped solver are compiled and cached "
-        f"({time.perf_counter() - t0:.1f} s)"
-    )
+        jit.compile_all(workers, report, first=args.first)
+    if not args.background:
+        print(
+            f"knapsack-gpu: the states engine and the grouped solver are compiled and cached "
+            f"({time.perf_counter() - t0:.1f} s)"
+        )
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _compile_lock(path: str, wait: bool):
+    """Hold the compile lock (knapsack_gpu.numba_jit.compile_lock) while compiling: yields False where another
+    process holds it and ``wait`` is False (POSIX; elsewhere: always held)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield True
+        return
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except OSError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def cmd_bench(args, rest: list[str]) -> int:
@@ -417,6 +449,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--jobs", type=_at_least(1), default=None, help="worker processes (default: one per core; 1: this process)"
+    )
+    p.add_argument("--first", choices=("i", "f"), default=None, help="the kernels for this kind of values first")
+    p.add_argument(
+        "--background",
+        action="store_true",
+        help="as a search starts it: one worker at the lowest priority, quiet, and nothing if another compile runs",
     )
 
     p = sub.add_parser("bench", help="run the benchmark suite (benchmarks/suite.py)")

@@ -13,9 +13,10 @@ import os
 import time
 
 from . import numba_jit
-from .numba_jit import CHAIN_SECONDS, COMPILE_SECONDS, JOBS, enabled, job_label, ready
+from .numba_jit import CHAIN_SECONDS, COMPILE_SECONDS, JOBS, enabled, estimate_total, job_label, ready
 
-__all__ = ["CHAIN_SECONDS", "COMPILE_SECONDS", "JOBS", "compile_all", "cores", "enabled", "job_label", "ready", "warm"]
+__all__ = ["CHAIN_SECONDS", "COMPILE_SECONDS", "JOBS", "compile_all", "cores", "enabled", "estimate_total",
+           "job_label", "ready", "warm"]  # fmt: skip
 
 
 def warm(kinds: str = "if") -> None:
@@ -54,7 +55,16 @@ def _worker() -> None:
     numba_jit.set_up()
 
 
-def compile_all(workers: int | None = None, report=None) -> int:
+def ordered(first: str | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
+    """:data:`JOBS` in the order they run: those for values of kind ``first`` (and the kind-free ones) first, each
+    after the jobs it waits for (a search waiting on a background compile switches once its kind's are there)."""
+    if first is None:
+        return list(JOBS)
+    mine = [job for job in JOBS if job[1] in (first, "")]
+    return mine + [job for job in JOBS if job not in mine]
+
+
+def compile_all(workers: int | None = None, report=None, first: str | None = None) -> int:
     """Every job of :data:`~knapsack_gpu.numba_jit.JOBS` (every entry point of the states engine, both value kinds,
     and the grouped solver's) compiled into numba's disk cache by ``workers`` worker processes (None: one per core),
     a job starting once the jobs it waits for are done; ``report(done, total, name, kind, seconds)`` after each. With
@@ -65,8 +75,9 @@ def compile_all(workers: int | None = None, report=None) -> int:
     """
     workers = max(1, min(workers or cores(), len(JOBS)))
     total = len(JOBS)
+    jobs = ordered(first)
     if workers == 1:
-        for done, (name, kind, _) in enumerate(JOBS, 1):
+        for done, (name, kind, _) in enumerate(jobs, 1):
             seconds = run_job(name, kind)
             if report is not None:
                 report(done, total, name, kind, seconds)
@@ -77,7 +88,7 @@ def compile_all(workers: int | None = None, report=None) -> int:
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     finished: set[tuple[str, str]] = set()
-    waiting = list(JOBS)
+    waiting = jobs
     running = {}
     # spawn: a fresh interpreter (no fork of a process that may hold numba's or torch's threads)
     context = multiprocessing.get_context("spawn")

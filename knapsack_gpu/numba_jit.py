@@ -307,7 +307,7 @@ def _look_up(kind: str, names: tuple[str, ...], find, sources: tuple[str, ...] |
 # 30-70 s to compile, counted as state updates (~15 ns each there on long lists) plus CORE_UPDATES for each unit that
 # entered a core (~27 us of Python a step; a fit over 168 searches of 14 families, 30-10,000 items, 2-40x off on
 # the few smallest). The demo's and the README's instances take under 1 %.
-TRIAL_UPDATES = 130_000_000
+TRIAL_UPDATES = int(env.get("KNAPSACK_GPU_TRIAL_UPDATES", "130000000"))  # (tests and benchmarks set a smaller one)
 CORE_UPDATES = 1_800
 # A search over this many items or fewer runs the interpreted kernels in a process that has not imported numba yet,
 # cached kernels or not (importing numba and loading the kernels a search calls costs 0.3-0.6 s on the 2-core VM; 64
@@ -330,6 +330,81 @@ def end_trial() -> None:
     """From now on, searches of this process compile what they need."""
     global _trial_left
     _trial_left = 0
+
+
+# --- compiling in a process of its own, while searches go on interpreted ------------------------------------------
+
+# Interpreted state updates a search runs between two looks at whether the background compile has ended (~0.25 s)
+SLICE_UPDATES = TRIAL_UPDATES // 8
+_background = None  # the compile process this process started (subprocess.Popen), once
+_LOCK = "knapsack_gpu.compiling"
+# "0": no compile in a process of its own; a search past its trial compiles in the foreground, with a notice
+BACKGROUND_ENV = "KNAPSACK_GPU_COMPILE_IN_BACKGROUND"
+
+
+def compile_lock() -> str:
+    """The file a compile holds an exclusive lock on while it runs (beside the states kernels' disk cache): a
+    process that finds it held knows another is compiling, and waits for that one rather than compile too."""
+    kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "states", "kernels", "search.py")
+    folder = _cache_dir(kernels)
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, _LOCK)
+
+
+def _held_elsewhere() -> bool:
+    """Whether another process holds the compile lock (POSIX; elsewhere: no)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        with open(compile_lock(), "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+    except OSError:  # (a read-only cache folder: numba's own per-user cache then; no lock to look at)
+        return False
+    return False
+
+
+def compiling_elsewhere(kind: str) -> bool:
+    """Whether a compile runs in another process for a search of values of kind ``kind`` to wait for: the one this
+    process started in the background (once, the first time a search's interpreted trial ran out: ``knapsack-gpu
+    compile --background``, one worker at the lowest priority, that kind's kernels first), or another process's
+    that holds the compile lock. False where none runs or can start (the caller compiles in the foreground)."""
+    global _background
+    if not enabled() or env.get(BACKGROUND_ENV, "1").strip().lower() in ("0", "off", "false", "no"):
+        return False
+    if _background is None:
+        if _held_elsewhere():
+            return True
+        import subprocess
+        import sys
+
+        cmd = [sys.executable, "-m", "knapsack_gpu", "compile", "--background", "--first", kind]
+        try:
+            _background = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )  # fmt: skip
+        except OSError:
+            _background = False
+            return False
+        notify(
+            ("background", kind),
+            "the compiled kernels are not in numba's disk cache yet: a process of its own compiles them "
+            f"(`knapsack-gpu compile`, about {estimate_total(1):.0f} s on this machine); searches go on interpreted "
+            "meanwhile and switch to the compiled kernels once they are there",
+        )
+        return True
+    if _background is False:
+        return False
+    running = _background.poll() is None or _held_elsewhere()
+    if not running:
+        cache_changed()  # (what it wrote is looked up again)
+    return running
 
 
 # --- notices --------------------------------------------------------------------------------------------------------
@@ -361,9 +436,54 @@ def is_quiet() -> bool:
     return getattr(_local, "quiet", False)
 
 
+# A fixed piece of pure Python (:func:`_spin`) takes this long on the 2-core VM the compile times above were measured
+# on, idle (the least of three): the machine a notice is given on is measured against it. Set from a second VM (AMD
+# EPYC, 2026-12-07: the spin 5.6-6.1 ms, `knapsack-gpu compile` 61-71 s where the first VM took 43 s: 1.45x).
+REFERENCE_SPIN_S = 0.0040
+_factor: tuple[float, float] | None = None  # (when measured, the factor)
+
+
+def _spin() -> float:
+    import time
+
+    t = time.perf_counter()
+    x = 0
+    for i in range(100_000):
+        x += i * i % 7
+    return time.perf_counter() - t
+
+
+def machine_factor() -> float:
+    """How much longer a compile takes here than on the reference VM, measured, not assumed: this machine's speed
+    at a fixed piece of Python (the least of three runs, ~25 ms in all) times its contention (the 1-minute load
+    average with this process, over its cores, where that passes 1). Re-measured after a minute."""
+    global _factor
+    import time
+
+    now = time.monotonic()
+    if _factor is None or now - _factor[0] > 60:
+        speed = min(_spin() for _ in range(3)) / REFERENCE_SPIN_S
+        try:
+            cores = len(os.sched_getaffinity(0)) or 1
+        except AttributeError:
+            cores = os.cpu_count() or 1
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = 0.0
+        _factor = (now, max(speed, 0.25) * max(1.0, (load + 1) / cores))
+    return _factor[1]
+
+
 def estimate(name: str, kind: str) -> float:
+    """Seconds a compile of entry point ``name`` (values of kind ``kind``) takes on this machine as it is now."""
     entry = KERNELS.get(name)
-    return 0.0 if entry is None else entry[3 if kind == "f" else 2]
+    return 0.0 if entry is None else entry[3 if kind == "f" else 2] * machine_factor()
+
+
+def estimate_total(workers: int) -> float:
+    """Seconds ``knapsack-gpu compile`` takes into an empty cache with ``workers`` worker processes, here, now."""
+    return max(COMPILE_SECONDS / workers, CHAIN_SECONDS) * machine_factor()
 
 
 def compile_notice(name: str, kind: str) -> str:

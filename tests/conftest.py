@@ -12,6 +12,10 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
+# A search past the interpreted trial compiles in the foreground in tests (no background compile processes left
+# running after a test; tests/test_jit.py sets it back where it tests the background compile).
+os.environ.setdefault("KNAPSACK_GPU_COMPILE_IN_BACKGROUND", "0")
+
 # Child processes import this tree's package, not whichever knapsack_gpu is installed: README blocks run from a
 # temporary folder and benchmarks/child.py from benchmarks/, where an editable install of another checkout would win.
 _ROOT = str(Path(__file__).resolve().parent.parent)

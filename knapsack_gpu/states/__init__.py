@@ -295,24 +295,32 @@ class Search:
     def _trial(self, budget: int | None) -> bool:
         """:meth:`run` where the interpreted kernels stand in for compiled ones not cached yet: on within the work
         this process has left for them (or ``budget``, the nearer), charged as
-        :data:`knapsack_gpu.numba_jit.CORE_UPDATES` per core entry and one per state update; past it, the search
-        starts again with the compiled kernels (they compile now, and say so: a long search pays that back) and runs
+        :data:`knapsack_gpu.numba_jit.CORE_UPDATES` per core entry and one per state update. Past it, while a compile
+        runs in a process of its own (:func:`knapsack_gpu.numba_jit.compiling_elsewhere` starts one the first time),
+        on interpreted a slice at a time; once that compile has ended (or where none can run), the search starts
+        again with the compiled kernels (loaded from the disk cache; any it lacks compile here, and say so) and runs
         to ``budget``."""
         again, self._again = self._again, None
         st = self.stats
-        updates, core = st.state_updates, st.core
-        left = numba_jit.trial_left()
-        limited = budget is not None and budget <= updates + left
-        try:
-            done = left > 0 and self.run(budget if limited else updates + left)
-        except StatesOverflow:  # (numpy's temporaries take more room than the compiled buffers: those may fit)
-            done = limited = False
-        numba_jit.spend_trial(st.state_updates - updates + numba_jit.CORE_UPDATES * (st.core - core))
-        if done:
-            return True
-        if limited:  # the caller's budget: its next call goes on (or starts again)
-            self._again = again
-            return False
+        kind = again[0].dtype.kind
+        while True:
+            updates, core = st.state_updates, st.core
+            left = numba_jit.trial_left()
+            if left <= 0 and not numba_jit.compiling_elsewhere(kind):
+                break
+            allowance = left if left > 0 else numba_jit.SLICE_UPDATES
+            limited = budget is not None and budget <= updates + allowance
+            try:
+                done = self.run(budget if limited else updates + allowance)
+            except StatesOverflow:  # (numpy's temporaries take more room than the compiled buffers: those may fit)
+                break
+            finally:
+                numba_jit.spend_trial(st.state_updates - updates + numba_jit.CORE_UPDATES * (st.core - core))
+            if done:
+                return True
+            if limited:  # the caller's budget: its next call goes on (or starts again)
+                self._again = again
+                return False
         numba_jit.end_trial()
         p, w, c, options, stats = again
         self.stats.__dict__.update(vars(stats))  # (the trial's work is not the answer's)
@@ -408,8 +416,8 @@ def warm(kinds: str = "if") -> None:
         numba_jit.notify(
             ("warm", tuple(cold)),
             f"compiling the states engine's kernels for {what} values (numba): about "
-            f"{sum(numba_jit.WARM_SECONDS[k] for k in cold):.0f} s, once per environment; `knapsack-gpu compile` does "
-            "it in parallel worker processes",
+            f"{sum(numba_jit.WARM_SECONDS[k] for k in cold) * numba_jit.machine_factor():.0f} s on this machine, once "
+            "per environment; `knapsack-gpu compile` does it in parallel worker processes",
         )
     for kind in kinds:
         with numba_jit.quiet():
@@ -426,6 +434,14 @@ def warm_in_background() -> None:
     if _warming is None and numba_jit.enabled():
 
         def quietly() -> None:
+            import time
+
+            # kernels not cached yet compile in a process of their own (numba holds this one's GIL while it
+            # compiles); this thread waits for it, then loads them
+            jobs = tuple(n for n, jk, _ in numba_jit.JOBS if jk in ("i", ""))
+            if not modes.cached("i", jobs):
+                while numba_jit.compiling_elsewhere("i"):
+                    time.sleep(0.5)
             with numba_jit.quiet():
                 warm()
 

@@ -143,9 +143,12 @@ def host(binding: str | None, p, calls: tuple[str, ...] = numba_jit.SEARCH) -> B
     kind = p.dtype.kind
     if binding == "ready" and not numba_jit.ready(kind):  # (the caller starts loading the compiled ones)
         return python()
-    if binding is None and not numba_jit.ready(kind) and numba_jit.trial_left() > 0:
-        if not cached(kind, calls) or (p.shape[0] <= numba_jit.FRESH_ITEMS and "numba" not in sys.modules):
-            return python()
+    if binding is None and not numba_jit.ready(kind):
+        if numba_jit.trial_left() > 0:
+            if not cached(kind, calls) or (p.shape[0] <= numba_jit.FRESH_ITEMS and "numba" not in sys.modules):
+                return python()
+        elif not cached(kind, calls) and numba_jit.compiling_elsewhere(kind):
+            return python()  # (the trial is spent, but a compile runs elsewhere: on interpreted until it ends)
     return compiled()
 
 
