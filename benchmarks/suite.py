@@ -323,6 +323,20 @@ def selection(args, only: list[str] | None) -> list[tuple[str, dict, list[str]]]
     ]
 
 
+def how_long(chosen: list[tuple[str, dict, list[str]]], args, pool: int) -> str:
+    """What a run will take, said before it starts: its contender runs, each a fresh process (the start-up of one is
+    measured here, imports included), and the most its solves may take (their time limits)."""
+    runs = [(name, wl) for _, wl, names in chosen for name in names if not skip_reason(name, wl, args)]
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import numpy, torch, knapsack_gpu.solver"], capture_output=True)
+    start = time.perf_counter() - t
+    least = len(runs) * start * (1 + (pool - 1) / 2)  # (about half the runs are short enough to pool)
+    return (
+        f"{len(runs)} contender runs, each in a fresh process that starts in {start:.1f} s here: about "
+        f"{least / 60:.0f} min of start-ups, plus the solves (each at most {args.timeout:g} s)"
+    )
+
+
 def print_selection(chosen: list[tuple[str, dict, list[str]]], args) -> None:
     """What a run with these arguments would do, without doing it (--list)."""
     for group, wl, names in chosen:
@@ -398,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     out = RESULTS / stem
     rows = []
+    pool = 1 if args.quick else POOL_PROCESSES  # (--quick: one process a run, its few repeats)
+    print(f"# {how_long(chosen, args, pool)}", flush=True)
     for group, wl, names in chosen:
         wl_rows, timed = [], {}
         for name in names:
@@ -409,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             repeats = repeats_for(name, wl["n"] * wl["capacity"], args.quick, group)
             timed[name] = (base, repeats, run_child(name, wl, repeats, args))
-        for _ in range(POOL_PROCESSES - 1):  # the short ones again, in turns (see POOL_BELOW_S)
+        for _ in range(pool - 1):  # the short ones again, in turns (see POOL_BELOW_S)
             for name, (base, repeats, got) in timed.items():
                 if short(got):
                     timed[name] = (base, repeats, pooled(got, run_child(name, wl, repeats, args)))
