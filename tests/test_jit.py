@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,23 @@ def test_a_search_past_the_stand_ins_work_starts_again_compiled(cold, monkeypatc
     ref = knapsack_gpu.solve(w, v, c, device="cpu", strategy="states")
     assert sol.value == ref.value and sol.selected == ref.selected
     assert sol.stats["state_updates"] == ref.stats["state_updates"]  # (the stand-in's work is not counted)
+
+
+@pytest.mark.parametrize("trial", [3_000_000, 10_000_000])
+def test_a_trial_too_short_for_the_next_step_ends_it(cold, monkeypatch, trial):
+    """The trial's rest (or a slice) smaller than the search's next step: the search moves on (compiled here, where
+    no background compile runs) rather than ask again, for ever, for a step it cannot take (both trials spun on this
+    instance, as the default one did on circle n = 10,000)."""
+    w, v, c = generate.circle(np.random.default_rng(3), 1000, 10**5)
+    monkeypatch.setattr(numba_jit, "_trial_left", trial)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(knapsack_gpu.solve(w, v, c, device="cpu")), daemon=True)
+    worker.start()
+    worker.join(HANG_S / 6)
+    assert done, "the search spun on a trial too short for its next step"
+    ref = knapsack_gpu.solve(w, v, c, device="cpu")
+    assert done[0].stats["binding"] == "compiled" and done[0].value == ref.value
+    _check(done[0], w, v, c)
 
 
 def test_the_stand_in_goes_on_across_a_callers_budgets(cold):

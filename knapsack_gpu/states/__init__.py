@@ -303,12 +303,13 @@ class Search:
         again, self._again = self._again, None
         st = self.stats
         kind = again[0].dtype.kind
+        step = numba_jit.SLICE_UPDATES  # a slice's work; doubled while the next step is larger
         while True:
             updates, core = st.state_updates, st.core
             left = numba_jit.trial_left()
             if left <= 0 and not numba_jit.compiling_elsewhere(kind):
                 break
-            allowance = left if left > 0 else numba_jit.SLICE_UPDATES
+            allowance = left if left > 0 else step
             limited = budget is not None and budget <= updates + allowance
             try:
                 done = self.run(budget if limited else updates + allowance)
@@ -321,6 +322,11 @@ class Search:
             if limited:  # the caller's budget: its next call goes on (or starts again)
                 self._again = again
                 return False
+            if (st.state_updates, st.core) == (updates, core):  # the next step is larger than what was allowed
+                if left > 0:
+                    numba_jit.end_trial()  # (the trial's rest: too little for it)
+                else:
+                    step = 2 * allowance
         numba_jit.end_trial()
         p, w, c, options, stats = again
         self.stats.__dict__.update(vars(stats))  # (the trial's work is not the answer's)
