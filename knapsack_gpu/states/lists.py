@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import lazy
 from . import exact
 from .kernels.registers import INTEGRAL, LIST_BYTES, MEM_BYTES, SIZE, Z1, C
 
@@ -17,12 +18,13 @@ from .kernels.registers import INTEGRAL, LIST_BYTES, MEM_BYTES, SIZE, Z1, C
 # order (32), the sorted copies, running maximum and mask (25), and the kept list (24), with room to spare.
 BYTES_PER_CANDIDATE = 96
 # torch's CPU cummax runs 0.7 ns an int64 against numpy's accumulate at 2.5 (one EPYC thread, 4e5 entries): long
-# arrays borrow it without a copy; short ones stay with numpy (torch's call costs ~5 us).
+# arrays borrow it without a copy where the process has imported torch already (importing it costs 1-2 s); short
+# ones stay with numpy (torch's call costs ~5 us).
 CUMMAX_TORCH = 4096
 
 
 def _cummax(a: np.ndarray) -> np.ndarray:
-    if a.size > CUMMAX_TORCH and a.dtype != object:
+    if a.size > CUMMAX_TORCH and a.dtype != object and lazy.loaded():
         import torch
 
         return torch.cummax(torch.from_numpy(a), 0).values.numpy()
