@@ -309,16 +309,20 @@ def _look_up(kind: str, names: tuple[str, ...], find, sources: tuple[str, ...] |
 # the few smallest). The demo's and the README's instances take under 1 %.
 TRIAL_UPDATES = int(env.get("KNAPSACK_GPU_TRIAL_UPDATES", "130000000"))  # (tests and benchmarks set a smaller one)
 CORE_UPDATES = 1_800
-# A search over this many items or fewer runs the interpreted kernels in a process that has not imported numba yet,
-# cached kernels or not (importing numba and loading the kernels a search calls costs 0.3-0.6 s on the 2-core VM; 64
-# items interpreted take milliseconds, and the trial above still moves a long one to the compiled kernels).
-FRESH_ITEMS = 64
+# In a process that has not imported numba, a search runs the interpreted kernels even where the disk cache holds
+# them, for up to this much of the trial: importing numba and loading the kernels a search calls costs 0.5-0.9 s of a
+# fresh process on the 2-core VM, this much interpreted work 0.1-0.3 s (circle n = 10,000: its extras fire early).
+# Most searches (the README's, the demo's, kplib's n = 1,000: ~30,000 charged) end well within it, and a long one
+# pays at most that much before it loads them.
+LOAD_UPDATES = 2_000_000
 _trial_left = TRIAL_UPDATES
 
 
-def trial_left() -> int:
-    """The interpreted stand-in's work left to this process (state updates; <= 0: searches compile)."""
-    return _trial_left
+def trial_left(cached: bool = False) -> int:
+    """The interpreted stand-in's work left to this process (state updates; <= 0: searches compile, or load the
+    compiled kernels); ``cached``: for a search whose compiled kernels the disk cache holds (the first LOAD_UPDATES
+    of the trial)."""
+    return _trial_left - (TRIAL_UPDATES - min(LOAD_UPDATES, TRIAL_UPDATES)) if cached else _trial_left
 
 
 def spend_trial(updates: int) -> None:

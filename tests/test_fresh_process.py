@@ -11,6 +11,8 @@ import sys
 import pytest
 from conftest import HANG_S
 
+from knapsack_gpu import numba_jit
+
 FIVE = "[12, 7, 11, 8, 9], [24, 13, 23, 15, 16], 26"
 
 
@@ -42,17 +44,40 @@ def test_a_small_cpu_solve_imports_neither_torch_nor_numba(call):
     assert not got["numba"], f"{call} imported numba (a small search runs interpreted in a fresh process)"
 
 
-def test_a_longer_search_loads_the_compiled_kernels_but_not_torch():
-    """10,000 items: the compiled kernels pay for themselves (numba imported), torch still not."""
+def test_the_readmes_first_example_imports_neither_torch_nor_numba():
+    """The README's first python block, as a reader pastes it (benchmarks/first_answer.py times it): its README
+    says a fresh process answers it without torch."""
+    from test_docs import readme_blocks
+
+    got = _fresh(readme_blocks()[0])
+    assert not got["torch"] and not got["numba"]
+
+
+def _search(family: str, n: int, R: int) -> dict:
     code = (
         "import numpy as np\nimport knapsack_gpu\nfrom knapsack_gpu import generate\n"
-        "w, v, c = generate.FAMILIES['uncorrelated'](np.random.default_rng(0), 10000, R=10**4)\n"
-        "s = knapsack_gpu.solve(w, v, c)\nOUT = {'binding': s.stats['binding'], 'strategy': s.stats['strategy']}"
+        f"w, v, c = generate.FAMILIES[{family!r}](np.random.default_rng(0), {n}, R={R})\n"
+        "s = knapsack_gpu.solve(w, v, c)\nOUT = {'binding': s.stats['binding'], 'strategy': s.stats['strategy'],"
+        " 'updates': s.stats['state_updates']}"
     )
-    got = _fresh(code)
-    assert not got["torch"] and got["strategy"] == "states"
-    if got["numba"] is False:  # (numba not installed: the interpreted kernels answer)
-        assert got["binding"] == "python"
+    return _fresh(code)
+
+
+def test_a_short_search_of_many_items_loads_no_kernels():
+    """10,000 items that the states engine closes in a few thousand updates: interpreted, numba never imported, as
+    with an empty cache (loading the compiled kernels would cost a fresh process more than the whole search)."""
+    got = _search("uncorrelated", 10000, 10**4)
+    assert got["strategy"] == "states" and got["updates"] < numba_jit.LOAD_UPDATES
+    assert not got["torch"] and not got["numba"] and got["binding"] == "python"
+
+
+def test_a_long_search_loads_the_compiled_kernels_but_not_torch():
+    """circle, 2,000 items: past the first LOAD_UPDATES the compiled kernels pay for themselves (numba imported),
+    torch still not (the interpreted merge borrows torch's cummax only where torch is imported already)."""
+    got = _search("circle", 2000, 10**5)
+    assert not got["torch"] and got["strategy"] == "states" and got["updates"] > numba_jit.LOAD_UPDATES
+    if numba_jit.enabled():
+        assert got["numba"] and got["binding"] == "compiled"
 
 
 def test_a_tensor_or_a_dense_plan_imports_torch():

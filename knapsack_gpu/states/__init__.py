@@ -109,6 +109,7 @@ class Search:
             options = dict(lower=lower, upper=upper, device=device, device_states=device_states, meter=meter)
             options.update(relax=relax, depth=depth, progress=progress, first_run=first_run, meet=meet)
             self._again = (p, w, c, options, _copy_stats(self.stats))
+            self._cached = modes.cached(p.dtype.kind, numba_jit.FEW if few else numba_jit.SEARCH)
             progress = None  # (the compiled search reports its own)
         if c < 0:  # nothing fits, not even a free item
             p, w = p[:0], w[:0]
@@ -299,15 +300,16 @@ class Search:
         runs in a process of its own (:func:`knapsack_gpu.numba_jit.compiling_elsewhere` starts one the first time),
         on interpreted a slice at a time; once that compile has ended (or where none can run), the search starts
         again with the compiled kernels (loaded from the disk cache; any it lacks compile here, and say so) and runs
-        to ``budget``."""
+        to ``budget``. Where the disk cache holds them (a process that has not loaded numba yet), the work left is the
+        trial's first :data:`~knapsack_gpu.numba_jit.LOAD_UPDATES`, and past it the search loads them."""
         again, self._again = self._again, None
         st = self.stats
-        kind = again[0].dtype.kind
+        kind, cached = again[0].dtype.kind, self._cached
         step = numba_jit.SLICE_UPDATES  # a slice's work; doubled while the next step is larger
         while True:
             updates, core = st.state_updates, st.core
-            left = numba_jit.trial_left()
-            if left <= 0 and not numba_jit.compiling_elsewhere(kind):
+            left = numba_jit.trial_left(cached)
+            if left <= 0 and (cached or not numba_jit.compiling_elsewhere(kind)):
                 break
             allowance = left if left > 0 else step
             limited = budget is not None and budget <= updates + allowance
@@ -323,11 +325,14 @@ class Search:
                 self._again = again
                 return False
             if (st.state_updates, st.core) == (updates, core):  # the next step is larger than what was allowed
+                if left > 0 and cached:
+                    break  # (the trial's rest: too little for it)
                 if left > 0:
-                    numba_jit.end_trial()  # (the trial's rest: too little for it)
+                    numba_jit.end_trial()  # (on in slices while a compile runs elsewhere, else compiled)
                 else:
                     step = 2 * allowance
-        numba_jit.end_trial()
+        if not cached:
+            numba_jit.end_trial()
         p, w, c, options, stats = again
         self.stats.__dict__.update(vars(stats))  # (the trial's work is not the answer's)
         self.__dict__.update(vars(Search(p, w, c, stats=self.stats, binding="compiled", **options)))

@@ -133,9 +133,10 @@ def host(binding: str | None, p, calls: tuple[str, ...] = numba_jit.SEARCH) -> B
     compiled one where this process has loaded it already, else the python one (and the caller, :class:`.Search`,
     starts loading the compiled one in the background); None: the compiled one, except where the disk cache lacks
     the entry points the search calls first (``calls``, see :func:`cached`) and this process's interpreted stand-in
-    has work left (:func:`knapsack_gpu.numba_jit.trial_left`): then the python one, which the search leaves for the
-    compiled one if it runs past that work. Object arrays (Python integers) and machines without numba run the python
-    binding."""
+    has work left (:func:`knapsack_gpu.numba_jit.trial_left`), or where it holds them but this process has not
+    imported numba and the first :data:`~knapsack_gpu.numba_jit.LOAD_UPDATES` of that work are left: then the python
+    one, which the search leaves for the compiled one if it runs past that work. Object arrays (Python integers)
+    and machines without numba run the python binding."""
     if binding == "compiled" and p.dtype != object:  # a caller's choice already (a sub-search, the engine)
         return compiled()
     if binding == "python" or p.dtype == object or not numba_jit.enabled():
@@ -144,11 +145,11 @@ def host(binding: str | None, p, calls: tuple[str, ...] = numba_jit.SEARCH) -> B
     if binding == "ready" and not numba_jit.ready(kind):  # (the caller starts loading the compiled ones)
         return python()
     if binding is None and not numba_jit.ready(kind):
-        if numba_jit.trial_left() > 0:
-            if not cached(kind, calls) or (p.shape[0] <= numba_jit.FRESH_ITEMS and "numba" not in sys.modules):
-                return python()
-        elif not cached(kind, calls) and numba_jit.compiling_elsewhere(kind):
-            return python()  # (the trial is spent, but a compile runs elsewhere: on interpreted until it ends)
+        if not cached(kind, calls):
+            if numba_jit.trial_left() > 0 or numba_jit.compiling_elsewhere(kind):
+                return python()  # (past the trial while a compile runs elsewhere: on interpreted until it ends)
+        elif "numba" not in sys.modules and numba_jit.trial_left(cached=True) > 0:
+            return python()  # (loading numba and the kernels costs more than a short search interpreted)
     return compiled()
 
 
