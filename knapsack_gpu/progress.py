@@ -91,12 +91,23 @@ class TqdmProgress:
         self.began = None  # when the solve's first phase started
         self.total: int | None = None  # the phase open now: its total, unit and name, and its units done so far
         self.unit, self.phase, self.n = "", "", 0
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            self.tqdm = None
-        else:
-            self.tqdm = _bar_type(tqdm)
+        self._tqdm = False  # (tqdm's bar type, imported once the bar is to be drawn: 20 ms a fresh process)
+
+    @property
+    def tqdm(self):
+        """tqdm's bar type (None without tqdm)."""
+        if self._tqdm is False:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                self._tqdm = None
+            else:
+                self._tqdm = _bar_type(tqdm)
+        return self._tqdm
+
+    @tqdm.setter
+    def tqdm(self, bar_type) -> None:
+        self._tqdm = bar_type
 
     def start(self, total: int | None, unit: str, phase: str = "") -> None:
         if self.began is None:
