@@ -421,7 +421,7 @@ def warm(kinds: str = "if") -> None:
     if not numba_jit.enabled():
         return
     kinds = "".join(k for k in kinds if not numba_jit.ready(k))
-    cold = [k for k in kinds if not modes.cached(k, tuple(n for n, jk, _ in numba_jit.JOBS if jk == k))]
+    cold = [k for k in kinds if not modes.cached(k, tuple(n for n, _ in _warm_jobs(k)))]
     if cold and not numba_jit.is_quiet():
         what = " and ".join(numba_jit.DTYPES[k] for k in cold)
         numba_jit.notify(
@@ -432,10 +432,15 @@ def warm(kinds: str = "if") -> None:
         )
     for kind in kinds:
         with numba_jit.quiet():
-            for name, k, _ in numba_jit.JOBS:
-                if name != "grouped" and k in (kind, ""):
-                    warm_step(name, kind if k else "i")
+            for name, k in _warm_jobs(kind):
+                warm_step(name, k)
         numba_jit.mark_ready(kind)
+
+
+def _warm_jobs(kind: str) -> tuple[tuple[str, str], ...]:
+    """The states engine's compile jobs :func:`warm` runs for values of kind ``kind``: (job, the kind it runs with:
+    "i" for a kind-free one). The grouped solver's job is its own."""
+    return tuple((n, k or "i") for n, k, _ in numba_jit.JOBS if k in (kind, "") and n != "grouped")
 
 
 def warm_in_background() -> None:
@@ -449,8 +454,7 @@ def warm_in_background() -> None:
 
             # kernels not cached yet compile in a process of their own (numba holds this one's GIL while it
             # compiles); this thread waits for it, then loads them
-            jobs = tuple(n for n, jk, _ in numba_jit.JOBS if jk in ("i", ""))
-            if not modes.cached("i", jobs):
+            if not modes.cached("i", tuple(n for n, _ in _warm_jobs("i"))):
                 while numba_jit.compiling_elsewhere("i"):
                     time.sleep(0.5)
             with numba_jit.quiet():
