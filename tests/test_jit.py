@@ -266,10 +266,10 @@ def test_the_disk_cache_is_found_where_numba_keeps_it(monkeypatch, tmp_path):
     monkeypatch.setattr(numba_jit, "_cached", {})
     assert modes.cached("i") and modes.cached("i", numba_jit.FEW)  # beside the source, after the warm-up above
     warmed = tuple(name for name, _ in states._warm_jobs("i"))  # what the background warm-up asks before it waits
-    assert "grouped" not in warmed and modes.cached("i", warmed)
+    assert "grouped" not in warmed and modes.cached("i", warmed) and states._warm_cached("i")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     numba_jit.cache_changed()
-    assert not modes.cached("i") and not modes.cached("i", warmed)  # an empty cache elsewhere
+    assert not modes.cached("i") and not modes.cached("i", warmed) and not states._warm_cached("i")  # empty, elsewhere
     monkeypatch.setenv(numba_jit.ENV, "0")
     numba_jit.cache_changed()
     assert modes.cached("i")  # nothing compiles: nothing to wait for

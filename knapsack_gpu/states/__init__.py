@@ -421,7 +421,7 @@ def warm(kinds: str = "if") -> None:
     if not numba_jit.enabled():
         return
     kinds = "".join(k for k in kinds if not numba_jit.ready(k))
-    cold = [k for k in kinds if not modes.cached(k, tuple(n for n, _ in _warm_jobs(k)))]
+    cold = [k for k in kinds if not _warm_cached(k)]
     if cold and not numba_jit.is_quiet():
         what = " and ".join(numba_jit.DTYPES[k] for k in cold)
         numba_jit.notify(
@@ -443,6 +443,11 @@ def _warm_jobs(kind: str) -> tuple[tuple[str, str], ...]:
     return tuple((n, k or "i") for n, k, _ in numba_jit.JOBS if k in (kind, "") and n != "grouped")
 
 
+def _warm_cached(kind: str) -> bool:
+    """Whether the disk cache holds every kernel :func:`warm` would compile for values of kind ``kind``."""
+    return modes.cached(kind, tuple(n for n, _ in _warm_jobs(kind)))
+
+
 def warm_in_background() -> None:
     """Start :func:`warm` in a daemon thread, once per process (numba compiles under its own lock): what a search
     asking for the "ready" binding starts where this process has not loaded the compiled kernels yet."""
@@ -454,7 +459,7 @@ def warm_in_background() -> None:
 
             # kernels not cached yet compile in a process of their own (numba holds this one's GIL while it
             # compiles); this thread waits for it, then loads them
-            if not modes.cached("i", tuple(n for n, _ in _warm_jobs("i"))):
+            if not _warm_cached("i"):
                 while numba_jit.compiling_elsewhere("i"):
                     time.sleep(0.5)
             with numba_jit.quiet():
